@@ -1,0 +1,46 @@
+# iclrbench — the two commands a newcomer types:
+#   make reproduce   create .venv, install, run every paper at smoke scale, print the claims table
+#   make test        create .venv, install, run the test suite
+# Only Python 3.11+ is needed beforehand. CPU PyTorch (torch==2.13.0) is installed where the venv has no
+# torch yet; to use a GPU build, create .venv and install your own torch first.
+
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+SCALE  ?= smoke
+JOBS   ?= 1
+PYTEST_ARGS ?=
+
+.PHONY: install reproduce test readme export clean-nbs sync lab
+
+$(VENV)/.installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "iclrbench needs Python 3.11 or newer; set PYTHON=/path/to/python3.11"'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -c 'import torch' 2>/dev/null || $(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name python3 >/dev/null
+	touch $@
+
+install: $(VENV)/.installed
+
+reproduce: install
+	$(BIN)/iclrbench reproduce --scale $(SCALE) --jobs $(JOBS)
+
+test: install
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# notebooks → package, clean notebooks, README from nbs/index.ipynb
+export: install
+	$(BIN)/nbdev-export
+
+clean-nbs: install
+	$(BIN)/nbdev-clean
+
+readme: install
+	if command -v quarto >/dev/null; then $(BIN)/nbdev-readme; else $(BIN)/python -c 'from iclrbench.docs import render_readme; render_readme()'; fi
+
+sync: export clean-nbs readme
+
+lab: install
+	$(BIN)/python -m pip install --quiet jupyterlab && $(BIN)/jupyter lab nbs/

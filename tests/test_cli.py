@@ -1,0 +1,146 @@
+"""The `iclrbench` command: paper notebooks run through papermill, and bad input fails fast and clearly."""
+from __future__ import annotations
+
+import json, os, shutil, subprocess, sys, time
+from pathlib import Path
+
+import pytest
+
+from iclrbench.core import paper_slugs
+from iclrbench.ledger import Ledger
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = [str(Path(sys.executable).parent / "iclrbench")]  # the console script the package installs
+
+
+def _settings(tmp: Path, nbs: Path | None = None) -> dict:
+    ini = tmp / "settings.ini"
+    ini.write_text(f"[run]\noutput_dir = {tmp / 'runs'}\nledger = {tmp / 'runs' / 'ledger.sqlite'}\n"
+                   f"nbs_path = {nbs or ROOT / 'nbs' / 'papers'}\n")
+    return {**os.environ, "ICLRBENCH_SETTINGS": str(ini)}
+
+
+def _cli(args, env, timeout=300):
+    return subprocess.run(CLI + list(args), capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
+
+
+def test_console_script_is_installed():
+    assert Path(CLI[0]).exists(), "pip install -e . installs the `iclrbench` console script"
+
+
+def test_list_shows_every_paper_and_claim(tmp_path):
+    out = _cli(["list"], _settings(tmp_path))
+    assert out.returncode == 0, out.stderr
+    for slug in paper_slugs():
+        assert slug in out.stdout
+    assert "[" in out.stdout  # claim ids
+
+
+BAD = [
+    (["run", "no_such_paper"], "unknown paper 'no_such_paper'"),
+    (["run", "mixmax", "-p", "no_such_knob", "1"], "unknown parameter 'no_such_knob'"),
+    (["run", "mixmax", "-p", "seed", "abc"], "'seed'"),
+    (["run", "mixmax", "-p", "seed", "-1"], "'seed'"),
+    (["run", "mixmax", "--scale", "gigantic"], "'scale'"),
+    (["run", "rawlsian_policies", "-p", "scale", "huge"], "'scale'"),
+    (["reproduce", "--only", "nope"], "unknown paper 'nope'"),
+    (["bogus-command"], "invalid choice"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_is_one_line_exit_2_before_any_kernel(tmp_path, args, message):
+    t0 = time.perf_counter()
+    out = _cli(args, _settings(tmp_path))
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    lines = [l for l in out.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and message in lines[0], out.stderr
+    assert lines[0].startswith("iclrbench: error:")
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("*.ipynb"))
+    assert time.perf_counter() - t0 < 30
+
+
+@pytest.mark.parametrize("slug", paper_slugs())
+def test_wrong_type_and_out_of_range_values(tmp_path, slug):
+    from iclrbench.core import load_paper
+    mod = load_paper(slug)
+    env = _settings(tmp_path)
+    checked = 0
+    for p in mod.PARAMS:
+        if p.kind in ("int", "float") and p.high is not None:
+            for bad in ("not-a-number", repr(p.high * 10 + 1)):
+                out = _cli(["run", slug, "-p", p.name, bad], env)
+                assert out.returncode == 2 and f"'{p.name}'" in out.stderr and "[" in out.stderr, out.stderr
+            checked += 1
+            if checked == 2:
+                break
+
+
+def _assert_run_dir(run_dir: Path, slug: str):
+    assert (run_dir / f"{slug}.ipynb").exists() and (run_dir / f"{slug}.html").exists()
+    res = json.loads((run_dir / "result.json").read_text())
+    assert res["slug"] == slug and res["claims"]
+    return res
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug", paper_slugs())
+def test_run_executes_notebook_within_budget(tmp_path, slug):
+    """`iclrbench run SLUG -p seed 1`: executed notebook, HTML and result JSON, a ledger row, the claims printed."""
+    from iclrbench.settings import load_settings
+    env = _settings(tmp_path)
+    t0 = time.perf_counter()
+    out = _cli(["run", slug, "-p", "seed", "1"], env, timeout=600)
+    wall = time.perf_counter() - t0
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    runs = list((tmp_path / "runs" / slug).iterdir())
+    assert len(runs) == 1
+    res = _assert_run_dir(runs[0], slug)
+    assert res["seed"] == 1 and res["scale"] == "smoke"
+    assert "held" in out.stdout  # the run's claims table is printed
+    rows = Ledger(tmp_path / "runs" / "ledger.sqlite").rows()
+    assert len(rows) == 1 and rows[0]["slug"] == slug and rows[0]["status"] == "ok" and rows[0]["seed"] == 1
+    assert rows[0]["error"] is None, f"smoke claims did not all hold: {rows[0]['error']}"
+    budget = load_settings(Path(env["ICLRBENCH_SETTINGS"])).budget(slug, "smoke")
+    print(f"{slug}: smoke notebook via CLI {wall:.1f} s (budget {budget:.0f} s)")
+    assert rows[0]["wall_s"] < budget, f"{slug} smoke notebook took {rows[0]['wall_s']:.1f} s > budget {budget} s"
+    # the claims command reads the ledger
+    claims = _cli(["claims", "--format", "markdown"], env)
+    assert claims.returncode == 0 and f"| {slug} |" in claims.stdout
+
+
+@pytest.mark.slow
+def test_reproduce_reports_a_failing_paper_and_goes_on(tmp_path):
+    """One paper's notebook raises: it shows as failed in the table and the next paper still runs."""
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    good = "rawlsian_policies"
+    shutil.copy(ROOT / "nbs" / "papers" / f"{good}.ipynb", nbs / f"{good}.ipynb")
+    broken = json.loads((ROOT / "nbs" / "papers" / "mixmax.ipynb").read_text())
+    params = next(c for c in broken["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+    broken["cells"] = [params, {"cell_type": "code", "id": "boom", "metadata": {}, "execution_count": None, "outputs": [],
+                                "source": ["raise RuntimeError('deliberate failure for the test')"]}]
+    (nbs / "mixmax.ipynb").write_text(json.dumps(broken))
+    env = _settings(tmp_path, nbs)
+    out = _cli(["reproduce", "--only", "mixmax", good], env, timeout=600)
+    assert out.returncode == 1, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "deliberate failure" in out.stdout and "run failed" in out.stdout
+    md = (tmp_path / "runs" / "claims-smoke.md").read_text()
+    assert "| mixmax |" in md and f"| {good} |" in md and "held" in md
+    assert (tmp_path / "runs" / "claims-smoke.html").exists()
+    statuses = {r["slug"]: r["status"] for r in Ledger(tmp_path / "runs" / "ledger.sqlite").rows()}
+    assert statuses == {"mixmax": "failed", good: "ok"}
+
+
+@pytest.mark.slow
+def test_plain_papermill_needs_no_extra_flags(tmp_path):
+    """`papermill nbs/papers/mixmax.ipynb out.ipynb -p seed 5` works as is (parameters tag + kernelspec)."""
+    papermill = str(Path(sys.executable).parent / "papermill")
+    out_nb = tmp_path / "out.ipynb"
+    env = {k: v for k, v in os.environ.items() if k != "ICLRBENCH_RESULT_PATH"}
+    out = subprocess.run([papermill, "nbs/papers/mixmax.ipynb", str(out_nb), "-p", "seed", "5", "--cwd", str(tmp_path)],
+                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    nb = json.loads(out_nb.read_text())
+    injected = [c for c in nb["cells"] if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
+    assert injected and "seed = 5" in "".join(injected[0]["source"])

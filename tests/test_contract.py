@@ -1,0 +1,61 @@
+"""Every paper module keeps the contract of DESIGN.md, and its notebook declares the same parameters."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from iclrbench.core import CONTRACT, Claim, Paper, Param, Result, load_paper, paper_slugs, resolve_params
+from iclrbench.runner import notebook_for, notebook_parameters
+
+SLUGS = paper_slugs()
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_module_exports_the_contract(slug):
+    mod = load_paper(slug)
+    assert isinstance(mod.PAPER, Paper) and mod.PAPER.slug == slug and mod.PAPER.venue == "ICLR 2025"
+    assert mod.PARAMS and all(isinstance(p, Param) for p in mod.PARAMS)
+    assert {"smoke", "full"} <= set(mod.SCALES)
+    for scale in mod.SCALES:
+        resolve_params(mod.PARAMS, mod.SCALES, scale, {})  # every preset is complete and valid
+    assert mod.CLAIMS and all(isinstance(c, Claim) for c in mod.CLAIMS)
+    assert len({c.id for c in mod.CLAIMS}) == len(mod.CLAIMS)
+    assert any(c.check is not None and "smoke" in c.scales for c in mod.CLAIMS), "no claim is checked at smoke scale"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_notebook_parameters_match_params(slug):
+    mod = load_paper(slug)
+    declared = notebook_parameters(notebook_for(slug))
+    assert set(declared) == {"scale", "seed"} | {p.name for p in mod.PARAMS}
+    assert declared["scale"]["default"].strip("'\"") == "smoke"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_bad_overrides_raise_before_work(slug):
+    mod = load_paper(slug)
+    with pytest.raises(ValueError, match="'no_such_knob'"):
+        mod.run("smoke", seed=0, no_such_knob=1)
+    with pytest.raises(ValueError, match="'scale'"):
+        mod.run("gigantic", seed=0)
+    with pytest.raises(ValueError, match="'seed'"):
+        mod.run("smoke", seed=-3)
+    for p in mod.PARAMS:
+        bad = ("not-an-option" if p.choices else None) if p.kind == "str" else \
+              ("yes" if p.kind == "bool" else (p.high + 1 if p.high is not None else (p.low - 1 if p.low is not None else None)))
+        if bad is None:
+            continue
+        with pytest.raises(ValueError, match=f"'{p.name}'"):
+            mod.run("smoke", seed=0, **{p.name: bad})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug", SLUGS)
+def test_smoke_run_is_deterministic_and_json_able(slug, smoke_result):
+    r1 = smoke_result(slug)
+    assert isinstance(r1, Result) and r1.slug == slug and r1.scale == "smoke" and r1.seed == 0
+    r2 = load_paper(slug).run("smoke", seed=0, progress=False)
+    assert json.dumps(r1.to_dict(False)["metrics"]) == json.dumps(r2.to_dict(False)["metrics"])
+    assert {c.id for c in r1.claims} == {c.id for c in load_paper(slug).CLAIMS}
+    json.dumps(r1.to_dict())

@@ -1,0 +1,78 @@
+"""Notebooks are the source of truth: exporting and cleaning them on a clean checkout changes nothing."""
+from __future__ import annotations
+
+import json, shutil, subprocess, sys
+from pathlib import Path
+
+import pytest
+
+from iclrbench.docs import render_readme
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def _tool(name: str) -> str:
+    exe = BIN / name
+    return str(exe) if exe.exists() else (shutil.which(name) or pytest.skip(f"{name} not installed"))
+
+
+def _checkout_copy(tmp: Path) -> Path:
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout.split(b"\0")
+    dst = tmp / "repo"
+    for f in filter(None, files):
+        src = ROOT / f.decode()
+        if src.is_file():
+            (dst / f.decode()).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / f.decode())
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(git + ["init", "-q", "."], cwd=dst, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=dst, check=True)
+    subprocess.run(git + ["commit", "-qm", "base"], cwd=dst, check=True)
+    return dst
+
+
+@pytest.mark.slow
+def test_nbdev_export_and_clean_change_nothing(tmp_path):
+    repo = _checkout_copy(tmp_path)
+    for cmd in ("nbdev-export", "nbdev-clean"):
+        out = subprocess.run([_tool(cmd)], cwd=repo, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+    assert status == "", f"nbdev-export / nbdev-clean changed files (edit the notebooks, then `make sync`):\n{status}"
+
+
+def test_readme_is_generated_from_index_notebook():
+    expected = render_readme(ROOT / "nbs" / "index.ipynb", None)
+    assert (ROOT / "README.md").read_text() == expected, "README.md is stale: run `make readme`"
+    first_code = expected.split("```bash", 1)[1].split("```", 1)[0]
+    assert "make reproduce" in first_code and "make test" in first_code
+
+
+NOTEBOOKS = sorted((ROOT / "nbs").rglob("*.ipynb"))
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[str(p.relative_to(ROOT)) for p in NOTEBOOKS])
+def test_notebooks_are_clean(nb_path):
+    nb = json.loads(nb_path.read_text())
+    assert nb["metadata"].get("kernelspec", {}).get("name") == "python3"
+    for c in nb["cells"]:
+        if c["cell_type"] == "code":
+            assert c.get("outputs") == [] and c.get("execution_count") is None, "outputs saved in git: run nbdev-clean"
+
+
+PAPER_NBS = sorted((ROOT / "nbs" / "papers").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("nb_path", PAPER_NBS, ids=[p.stem for p in PAPER_NBS])
+def test_paper_notebooks_keep_the_contract(nb_path):
+    nb = json.loads(nb_path.read_text())
+    srcs = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+    assert any(f"#| default_exp papers.{nb_path.stem}" in s for s in srcs)
+    tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
+    joined = "\n".join(srcs)
+    for needed in ("publish_result(result)", "explore(", "assert_claims_hold(result)"):
+        assert needed in joined, f"the notebook never calls {needed}"
+    assert (ROOT / "iclrbench" / "papers" / f"{nb_path.stem}.py").exists()
