@@ -40,7 +40,7 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=["text", "markdown", "html"], default="text")
     return p
 
-# %% ../nbs/core/06_cli.ipynb #22717226
+# %% ../nbs/core/06_cli.ipynb #126a9c0b
 def _cmd_list(settings) -> int:
     from iclrbench.core import load_paper, paper_slugs
     for slug in paper_slugs():
@@ -61,7 +61,8 @@ def _cmd_run(args, settings) -> int:
     from iclrbench.runner import parse_run_params, run_paper
     try: values = parse_run_params(args.slug, args.param, scale=args.scale, settings=settings)
     except ValueError as e: return _fail(e)
-    rec = run_paper(args.slug, values, settings=settings, output_dir=args.output_dir, html=not args.no_html)
+    rec = run_paper(args.slug, values, settings=settings, output_dir=args.output_dir, html=not args.no_html,
+                    progress=sys.stderr.isatty())  # papermill's per-cell progress bar in a terminal
     _print_record(rec)
     return 0 if rec.status == "ok" else 1
 

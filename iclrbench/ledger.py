@@ -16,7 +16,7 @@ from .core import to_jsonable
 # %% auto #0
 __all__ = ['write_json_atomic', 'git_commit', 'Ledger']
 
-# %% ../nbs/core/02_ledger.ipynb #2be7e2bd
+# %% ../nbs/core/02_ledger.ipynb #e2aa2af8
 def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
     "Write `obj` as JSON to `path` via a temporary file in the same folder and an atomic rename."
     path = Path(path)
@@ -26,6 +26,7 @@ def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
         with os.fdopen(fd, "w") as f:
             json.dump(to_jsonable(obj), f, indent=1)
             f.flush(); os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; results are meant to be shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

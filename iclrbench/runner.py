@@ -21,7 +21,7 @@ from .settings import Settings, load_settings
 __all__ = ['notebook_for', 'notebook_parameters', 'parse_run_params', 'RunRecord', 'export_html', 'run_paper', 'reproduce',
            'record_rows']
 
-# %% ../nbs/core/05_runner.ipynb #0b211ff1
+# %% ../nbs/core/05_runner.ipynb #a75c4c6f
 def notebook_for(slug: str, settings: Settings | None = None) -> Path:
     "The paper notebook `nbs/papers/<slug>.ipynb` (folder from settings)."
     settings = settings or load_settings()
@@ -67,11 +67,12 @@ def parse_run_params(slug: str, raw: Sequence[tuple[str, str]] | Mapping[str, An
         if scale not in mod.SCALES: raise ValueError(f"parameter 'scale' must be one of {list(mod.SCALES)}; got {scale!r}")
         values["scale"] = scale
     values.setdefault("scale", settings.default_scale if settings.default_scale in mod.SCALES else next(iter(mod.SCALES)))
+    values.setdefault("seed", validate_seed(settings.default_seed))
     # the full parameter set must resolve too (catches cross-field problems before the kernel starts)
     resolve_params(mod.PARAMS, mod.SCALES, values["scale"], {k: v for k, v in values.items() if k in spec})
     return values
 
-# %% ../nbs/core/05_runner.ipynb #dbf96f6e
+# %% ../nbs/core/05_runner.ipynb #859a1073
 @dataclass
 class RunRecord:
     "What one notebook run left behind."
@@ -119,21 +120,25 @@ def run_paper(slug: str, params: Mapping[str, Any] | None = None, *, scale: str 
     values = parse_run_params(slug, params or {}, scale=scale, settings=settings)
     nb_in = notebook_for(slug, settings)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    run_id = f"{slug}-{values['scale']}-s{values.get('seed', 'default')}-{stamp}"
+    run_id = f"{slug}-{values['scale']}-s{values['seed']}-{stamp}"
     run_dir = Path(output_dir or settings.output_dir) / slug / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     nb_out, res_path = run_dir / f"{slug}.ipynb", run_dir / "result.json"
     rec = RunRecord(slug=slug, scale=values["scale"], seed=values.get("seed"), params=values, status="failed",
                     run_dir=run_dir, notebook=nb_out, budget_s=settings.budget(slug, values["scale"]), run_id=run_id)
-    env_keep = {k: os.environ.get(k) for k in (RESULT_PATH_ENV, "PLOTLY_RENDERER")}
+    env_keep = {k: os.environ.get(k) for k in (RESULT_PATH_ENV, "PLOTLY_RENDERER", "TQDM_DISABLE")}
     os.environ[RESULT_PATH_ENV] = str(res_path.resolve())
     # mimetype for JupyterLab + inline plotly.js so the HTML copy renders offline
     os.environ["PLOTLY_RENDERER"] = "plotly_mimetype+notebook"
+    # progress-bar widgets inside a headless kernel would be saved at 0 %; papermill shows cell progress instead
+    os.environ["TQDM_DISABLE"] = "1"
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     try:
         pm.execute_notebook(str(nb_in), str(nb_out), parameters=values, kernel_name=settings.kernel,
-                            progress_bar=progress, cwd=str(run_dir))
+                            progress_bar=progress, cwd=str(run_dir),
+                            # an explorer's widget state embeds plotly's front-end bundle (~15 MB per notebook)
+                            store_widget_state=settings.store_widget_state)
         rec.status = "ok"
     except Exception as e:  # papermill raises PapermillExecutionError with the notebook's exception
         rec.error = _short_error(e)

@@ -15,7 +15,7 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['DEFAULTS', 'SETTINGS_ENV', 'find_settings_file', 'Settings', 'load_settings']
 
-# %% ../nbs/core/01_settings.ipynb #c76d7a3c
+# %% ../nbs/core/01_settings.ipynb #33a4afc6
 DEFAULTS: dict[str, dict[str, str]] = {
     "run": {
         "default_scale": "smoke",
@@ -25,6 +25,7 @@ DEFAULTS: dict[str, dict[str, str]] = {
         "ledger": "runs/ledger.sqlite",
         "nbs_path": "nbs/papers",
         "jobs": "1",
+        "store_widget_state": "false",
     },
     "budgets": {"smoke": "60", "full": "900"},
 }
@@ -49,7 +50,7 @@ def find_settings_file(start: str | os.PathLike | None = None) -> Path | None:
     pkg_root = Path(iclrbench.__file__).resolve().parents[1]
     return pkg_root / "settings.ini" if _is_checkout(pkg_root) else None
 
-# %% ../nbs/core/01_settings.ipynb #15a5d534
+# %% ../nbs/core/01_settings.ipynb #a0ec30d2
 @dataclass
 class Settings:
     "Parsed run settings; relative paths are resolved against the folder of the settings file."
@@ -78,6 +79,10 @@ class Settings:
     def default_scale(self) -> str: return self.get("run", "default_scale")
     @property
     def jobs(self) -> int: return int(self.get("run", "jobs"))
+    @property
+    def store_widget_state(self) -> bool:
+        "Keep the explorers' widget state in executed notebooks (static widget views in HTML; ~15 MB each)."
+        return self.get("run", "store_widget_state").strip().lower() in ("1", "true", "yes", "on")
 
     def budget(self, slug: str, scale: str) -> float:
         "Time budget in seconds for one notebook run: `<slug>.<scale>` if set, else `<scale>`, else 900."
