@@ -17,7 +17,7 @@ from .core import ClaimOutcome
 __all__ = ['STATUS_MARK', 'claim_rows', 'rows_markdown', 'outcomes_markdown', 'rows_html', 'rows_text', 'claims_table',
            'show_claims_table']
 
-# %% ../nbs/core/03_claims.ipynb #4952df42
+# %% ../nbs/core/03_claims.ipynb #d1905c1a
 STATUS_MARK = {"held": "✅ held", "not held": "❌ not held", "not reproducible offline": "⚪ not reproducible offline",
                "not checked at this scale": "⏸ not checked at this scale", "check failed": "⚠️ check failed",
                "run failed": "💥 run failed"}
@@ -68,13 +68,16 @@ def rows_html(rows: Sequence[Mapping[str, Any]], title: str = "iclrbench claims"
             f"<body><h1>{e(title)}</h1><table><tr><th>paper</th><th>scale · seed</th><th>claim</th><th>paper's number</th>"
             f"<th>measured</th><th>outcome</th></tr>{body}</table></body></html>")
 
-def rows_text(rows: Sequence[Mapping[str, Any]], width: int = 60) -> str:
-    "A plain-text table for terminals."
+def rows_text(rows: Sequence[Mapping[str, Any]], width: int = 100) -> str:
+    "A plain-text table for terminals: one line per claim, the measured numbers wrapped beneath it."
+    import textwrap
     def cut(s, n): s = str(s); return s if len(s) <= n else s[: n - 1] + "…"
-    out = [f"{'paper':<22} {'scale·seed':<11} {'claim':<8} {'outcome':<26} measured", "-" * 110]
+    out = [f"{'paper':<20} {'scale·seed':<10} {'claim':<28} outcome", "─" * width]
     for r in rows:
-        out.append(f"{cut(r['slug'], 22):<22} {cut(str(r['scale']) + '·' + str(r.get('seed')), 11):<11} "
-                   f"{cut(r['id'], 8):<8} {cut(STATUS_MARK.get(r['status'], r['status']), 26):<26} {cut(r['measured'], width)}")
+        out.append(f"{cut(r['slug'], 20):<20} {cut(str(r['scale']) + '·' + str(r.get('seed')), 10):<10} "
+                   f"{cut(r['id'], 28):<28} {STATUS_MARK.get(r['status'], r['status'])}")
+        out += textwrap.wrap(str(r["measured"]), width=width - 4, initial_indent="    ", subsequent_indent="    ",
+                             max_lines=4, placeholder=" …")
     return "\n".join(out)
 
 # %% ../nbs/core/03_claims.ipynb #a7331f48
