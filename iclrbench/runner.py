@@ -72,7 +72,7 @@ def parse_run_params(slug: str, raw: Sequence[tuple[str, str]] | Mapping[str, An
     resolve_params(mod.PARAMS, mod.SCALES, values["scale"], {k: v for k, v in values.items() if k in spec})
     return values
 
-# %% ../nbs/core/05_runner.ipynb #859a1073
+# %% ../nbs/core/05_runner.ipynb #3c0b7c41
 @dataclass
 class RunRecord:
     "What one notebook run left behind."
@@ -93,6 +93,16 @@ class RunRecord:
 
     @property
     def over_budget(self) -> bool: return self.wall_s > self.budget_s
+
+def _kernel_manager_class():
+    "Kernels talk over local IPC sockets on POSIX (private to this machine, and no TCP-without-encryption warning)."
+    from jupyter_client.manager import AsyncKernelManager
+    if os.name != "posix": return AsyncKernelManager
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            super().__init__(**kwargs)
+    return IPCKernelManager
 
 def _short_error(e: BaseException) -> str:
     name = getattr(e, "ename", type(e).__name__)
@@ -138,7 +148,8 @@ def run_paper(slug: str, params: Mapping[str, Any] | None = None, *, scale: str 
         pm.execute_notebook(str(nb_in), str(nb_out), parameters=values, kernel_name=settings.kernel,
                             progress_bar=progress, cwd=str(run_dir),
                             # an explorer's widget state embeds plotly's front-end bundle (~15 MB per notebook)
-                            store_widget_state=settings.store_widget_state)
+                            store_widget_state=settings.store_widget_state,
+                            kernel_manager_class=_kernel_manager_class())
         rec.status = "ok"
     except Exception as e:  # papermill raises PapermillExecutionError with the notebook's exception
         rec.error = _short_error(e)
