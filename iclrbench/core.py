@@ -246,7 +246,7 @@ def assert_claims_hold(result: Result, scales: Sequence[str] = ("smoke",)) -> No
     bad = [f"{c.id} ({c.status}: {c.measured})" for c in result.claims if c.status in (NOT_HELD, CHECK_ERROR)]
     if bad: raise ClaimsNotHeld(f"{result.slug} at scale {result.scale!r}, seed {result.seed}: " + "; ".join(bad))
 
-# %% ../nbs/core/00_core.ipynb #24cd534a
+# %% ../nbs/core/00_core.ipynb #e66ee378
 def seed_everything(seed: int) -> "np.random.Generator":
     "Seed Python's `random`, numpy's legacy global RNG and torch (if already imported); return a numpy `Generator`."
     import numpy as np
@@ -291,7 +291,11 @@ class Timer:
         finally: self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
 
 def progress(iterable: Iterable | None = None, enabled: bool = True, **kwargs):
-    "A `tqdm.auto` progress bar (a plain iterator when `enabled` is False)."
+    """A `tqdm.auto` progress bar (a plain iterator when `enabled` is False or `TQDM_DISABLE` is set).
+
+    `tqdm.notebook` ignores `TQDM_DISABLE`, so it is honoured here: the runner sets it for headless kernels,
+    where a progress widget would be saved at 0 %."""
+    if os.environ.get("TQDM_DISABLE", "").strip().lower() in ("1", "true", "yes"): enabled = False
     if not enabled: return iterable if iterable is not None else _NoBar()
     from tqdm.auto import tqdm
     return tqdm(iterable, **kwargs)

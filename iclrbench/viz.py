@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 # %% auto #0
 __all__ = ['PALETTE', 'hex_to_rgba', 'band_traces', 'style', 'replace_figure', 'figure_signature', 'Explorer']
 
-# %% ../nbs/core/04_viz.ipynb #b986817c
+# %% ../nbs/core/04_viz.ipynb #bb3ebc46
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
 def hex_to_rgba(color: str, alpha: float) -> str:
@@ -38,8 +38,9 @@ def band_traces(x, mean, std, name: str, color: str, dash: str | None = None, sh
 
 def style(fig: go.Figure, title: str = "", x: str = "", y: str = "", height: int = 380) -> go.Figure:
     "The workbench's figure style: white template, titles, compact margins."
-    fig.update_layout(template="plotly_white", title=title, height=height, margin=dict(l=60, r=20, t=50, b=50),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    # the legend goes under the plot: above it, a legend of several rows would cover the title
+    fig.update_layout(template="plotly_white", title=dict(text=title, x=0.01, xanchor="left"), height=height,
+                      margin=dict(l=60, r=20, t=50, b=50), legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
     if x: fig.update_xaxes(title=x)
     if y: fig.update_yaxes(title=y)
     return fig
