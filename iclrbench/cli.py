@@ -40,7 +40,7 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=["text", "markdown", "html"], default="text")
     return p
 
-# %% ../nbs/core/06_cli.ipynb #126a9c0b
+# %% ../nbs/core/06_cli.ipynb #91fbc9db
 def _cmd_list(settings) -> int:
     from iclrbench.core import load_paper, paper_slugs
     for slug in paper_slugs():
@@ -55,6 +55,7 @@ def _print_record(rec) -> None:
     from iclrbench.runner import record_rows
     print(rows_text(claim_rows(record_rows([rec]))))
     print(f"\n{rec.slug}: {rec.status} in {rec.wall_s:.1f} s (budget {rec.budget_s:.0f} s) → {rec.run_dir}")
+    if rec.over_budget: print(f"warning: {rec.slug} took longer than its {rec.scale} budget of {rec.budget_s:.0f} s")
     if rec.error: print(f"note: {rec.error.splitlines()[0][:300]}")
 
 def _cmd_run(args, settings) -> int:
@@ -72,7 +73,9 @@ def _cmd_reproduce(args, settings) -> int:
     scale = args.scale or settings.default_scale
     jobs = args.jobs if args.jobs is not None else settings.jobs
     if scale not in ("smoke", "full", "paper"): return _fail(ValueError(f"parameter '--scale' must be one of ['smoke', 'full', 'paper']; got {scale!r}"))
-    def done(rec): print(f"  {rec.slug}: {rec.status} in {rec.wall_s:.1f} s", flush=True)
+    def done(rec):
+        late = f" (over its {rec.budget_s:.0f} s budget)" if rec.budget_s and rec.over_budget else ""
+        print(f"  {rec.slug}: {rec.status} in {rec.wall_s:.1f} s{late}", flush=True)
     try: recs = reproduce(scale, jobs, slugs=args.only, settings=settings, output_dir=args.output_dir, on_done=done)
     except ValueError as e: return _fail(e)
     rows = claim_rows(record_rows(recs))

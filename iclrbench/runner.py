@@ -72,7 +72,7 @@ def parse_run_params(slug: str, raw: Sequence[tuple[str, str]] | Mapping[str, An
     resolve_params(mod.PARAMS, mod.SCALES, values["scale"], {k: v for k, v in values.items() if k in spec})
     return values
 
-# %% ../nbs/core/05_runner.ipynb #3c0b7c41
+# %% ../nbs/core/05_runner.ipynb #323fac71
 @dataclass
 class RunRecord:
     "What one notebook run left behind."
@@ -149,6 +149,8 @@ def run_paper(slug: str, params: Mapping[str, Any] | None = None, *, scale: str 
                             progress_bar=progress, cwd=str(run_dir),
                             # an explorer's widget state embeds plotly's front-end bundle (~15 MB per notebook)
                             store_widget_state=settings.store_widget_state,
+                            # a safety net against a hung cell, not the budget itself (reported, see `over_budget`)
+                            execution_timeout=int(max(120, 2 * rec.budget_s)),
                             kernel_manager_class=_kernel_manager_class())
         rec.status = "ok"
     except Exception as e:  # papermill raises PapermillExecutionError with the notebook's exception

@@ -122,7 +122,7 @@ def test_reproduce_reports_a_failing_paper_and_goes_on(tmp_path):
                                 "source": ["raise RuntimeError('deliberate failure for the test')"]}]
     (nbs / "mixmax.ipynb").write_text(json.dumps(broken))
     env = _settings(tmp_path, nbs)
-    out = _cli(["reproduce", "--only", "mixmax", good], env, timeout=600)
+    out = _cli(["reproduce", "--only", "mixmax", good, "--jobs", "2"], env, timeout=600)  # two kernels at once
     assert out.returncode == 1, out.stdout[-3000:] + out.stderr[-2000:]
     assert "deliberate failure" in out.stdout and "run failed" in out.stdout
     md = (tmp_path / "runs" / "claims-smoke.md").read_text()
