@@ -151,7 +151,7 @@ def evaluate_claims(claims: Sequence[Claim], metrics: Mapping[str, Any], scale: 
             out.append(ClaimOutcome(**base, status=CHECK_ERROR, measured=f"{type(e).__name__}: {e}"))
     return out
 
-# %% ../nbs/core/00_core.ipynb #2696a6a4
+# %% ../nbs/core/00_core.ipynb #1705cba9
 def to_jsonable(x: Any) -> Any:
     "Convert numpy / torch values, dataclasses and paths into plain JSON types (NaN and inf become None)."
     if dataclasses.is_dataclass(x) and not isinstance(x, type): return to_jsonable(dataclasses.asdict(x))
@@ -198,11 +198,6 @@ class Result:
     @classmethod
     def from_json(cls, path: str | os.PathLike) -> "Result":
         return cls.from_dict(json.loads(Path(path).read_text()))
-
-    @property
-    def all_held(self) -> bool:
-        "True when every claim checked at this scale held."
-        return all(c.held for c in self.claims if c.status in (HELD, NOT_HELD, CHECK_ERROR))
 
     def claims_markdown(self) -> str:
         "This run's claims as a Markdown table."

@@ -776,7 +776,7 @@ def fig_heterogeneity(result: Result):
     fig.update_xaxes(title="variance σ²")
     return fig
 
-# %% ../../nbs/papers/rawlsian_policies.ipynb #f2b60186
+# %% ../../nbs/papers/rawlsian_policies.ipynb #9f3f9ee6
 EXPLORER_SEEDS = 3
 GRID_MAX_T = 1500
 
@@ -899,13 +899,10 @@ def _explorer_class():
         def _apply_preset(self):
             s = self.state
             lv = survival_bounds(s["N"]) if s["preset"] == "survival" else ruin_bounds(s["N"])
-            self._busy = True
-            try:
+            with self.quietly():  # one redraw for the whole preset, by the refresh that called us
                 for n in ("g_lo", "g_hi", "f_lo", "f_hi"):
                     c = self.controls[n]
                     c.value = int(min(max(lv[n], c.min), c.max))
-            finally:
-                self._busy = False
 
         def _setting(self):
             s = self.state
