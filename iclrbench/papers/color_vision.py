@@ -23,8 +23,9 @@ __all__ = ['WAVELENGTHS', 'PEAK_SETS', 'HUMAN_Q', 'BOOST_Q_PEAK', 'XYZ_TO_LINEAR
            'linear_to_srgb', 'srgb_to_linear', 'load_image', 'smooth_basis', 'spectral_scene', 'excitations',
            'cone_mosaic', 'gaussian_kernel', 'dog_kernel', 'Retina', 'warp', 'loss_mask', 'estimate_shift', 'Cortex',
            'prediction_loss', 'type_means', 'identity_spectrum', 'colour_dims', 'Simulation', 'probe_r2', 'cmf_sim',
-           'peaks_for', 'train_simulation', 'run', 'fig_cone_fundamentals', 'fig_scene_mosaic', 'fig_optic_nerve',
-           'fig_training', 'fig_percept', 'fig_identities', 'fig_cmf', 'fig_dimensionality_summary', 'explore']
+           'peaks_for', 'train_simulations', 'train_simulation', 'run', 'fig_cone_fundamentals', 'fig_scene_mosaic',
+           'fig_optic_nerve', 'fig_training', 'fig_percept', 'fig_identities', 'fig_cmf', 'fig_dimensionality_summary',
+           'explore']
 
 # %% ../../nbs/papers/color_vision.ipynb #49fa9699
 WAVELENGTHS = np.arange(400.0, 701.0, 10.0)          # 31 bands, nm (the card's miniature grid)
@@ -652,7 +653,7 @@ def cmf_sim(sim: Simulation, tol: float = 0.05, max_primaries: int | None = None
     k = next((j + 1 for j, e in enumerate(errors) if e < tol), kmax)
     return {"errors": errors, "primaries_nm": [float(WAVELENGTHS[i]) for i in chosen], "dims": int(k), "percepts": V.tolist()}
 
-# %% ../../nbs/papers/color_vision.ipynb #88ddca92
+# %% ../../nbs/papers/color_vision.ipynb #0606c113
 PAPER = Paper(
     slug="color_vision",
     title="A Computational Framework for Modeling Emergence of Color Vision in the Human Brain",
@@ -707,17 +708,35 @@ def _sim_key(peaks, p, seed, motion, steps):
             p["latent_k"], p["lr"], p["batch"], p["shift_estimator"], int(seed), int(steps))
 
 
-def train_simulation(peaks, p: dict, seed: int, motion: int, steps: int, progress: bool = False, desc: str = "cortex") -> Simulation:
+def train_simulations(jobs: Sequence[tuple], p: dict, seed: int, steps: int, workers: int = 2) -> list[Simulation]:
+    """Build and train one cortex per job `(peaks, eye_motion)` (cached by configuration in this process).
+
+    Retinas and cortices are built in order in this thread (seeded), then trained concurrently in up to `workers`
+    threads, each running torch single-threaded (torch releases the GIL inside its kernels, so two cortices use two
+    cores; every simulation has its own random generators, so results do not depend on the scheduling)."""
+    from concurrent.futures import ThreadPoolExecutor
+    sims, todo = [], []
+    for peaks, motion in jobs:
+        key = _sim_key(peaks, p, seed, motion, steps)
+        if key not in _TRAINED:
+            retina = Retina(peaks, p["grid"], p["mosaic"], p["spectra"], IMAGES, motion, p["lateral_inhibition"], p["noise"], seed)
+            sim = Simulation(retina, p["latent_k"], p["lr"], p["batch"], seed, p["shift_estimator"])
+            todo.append((key, sim))
+            sims.append(sim)
+        else:
+            sims.append(_TRAINED[key])
+    if todo:
+        with torch_threads(1), ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo)))) as ex:
+            list(ex.map(lambda ks: ks[1].train(steps), todo))
+        for key, sim in todo:
+            if len(_TRAINED) > 64: _TRAINED.pop(next(iter(_TRAINED)))
+            _TRAINED[key] = sim
+    return sims
+
+
+def train_simulation(peaks, p: dict, seed: int, motion: int, steps: int) -> Simulation:
     "Build the retina and train a cortex on it (cached by configuration in this process)."
-    key = _sim_key(peaks, p, seed, motion, steps)
-    if key not in _TRAINED:
-        retina = Retina(peaks, p["grid"], p["mosaic"], p["spectra"], IMAGES, motion, p["lateral_inhibition"], p["noise"], seed)
-        sim = Simulation(retina, p["latent_k"], p["lr"], p["batch"], seed, p["shift_estimator"])
-        with torch_threads(1):
-            sim.train(steps, progress=progress, desc=desc)
-        if len(_TRAINED) > 64: _TRAINED.pop(next(iter(_TRAINED)))
-        _TRAINED[key] = sim
-    return _TRAINED[key]
+    return train_simulations([(peaks, motion)], p, seed, steps)[0]
 
 
 def _summary(sim: Simulation, seed: int) -> dict:
@@ -812,9 +831,9 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     if p["control"]: jobs.append((3, 0, "no_motion"))
     bar = progress_bar(total=len(seeds) * (len(jobs) + (p["boost"] and 3 in counts)), enabled=progress, desc="color_vision cortices")
     for s in seeds:
-        for n, motion, tag in jobs:
-            with timer(f"train {tag}"):
-                sim = train_simulation(peaks_for(n, p["peak_set"]), p, s, motion, p["steps"])
+        with timer("train"):
+            sims = train_simulations([(peaks_for(n, p["peak_set"]), motion) for n, motion, _ in jobs], p, s, p["steps"])
+        for (n, motion, tag), sim in zip(jobs, sims):
             with timer("read-outs"):
                 runs.setdefault(tag, []).append(_summary(sim, s))
             bar.update(1)
