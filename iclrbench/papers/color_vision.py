@@ -230,7 +230,7 @@ def dog_kernel(size: int = 7, sigma_center: float = 0.15, sigma_surround: float 
         raise ValueError(f"parameter 'surround_weight' must be a float in [0, 1]; got {surround_weight!r}")
     return gaussian_kernel(size, sigma_center) - surround_weight * gaussian_kernel(size, sigma_surround)
 
-# %% ../../nbs/papers/color_vision.ipynb #06b969e5
+# %% ../../nbs/papers/color_vision.ipynb #dbd11782
 class Retina:
     """The simulated eye: spectral scenes → cone excitations → mosaic sampling + noise → lateral inhibition → optic nerve.
 
@@ -298,7 +298,7 @@ class Retina:
 
     def sample(self, batch: int, rng: np.random.Generator, generator=None, max_shift: int | None = None) -> dict:
         """A batch of glimpse pairs: optic-nerve signals ons1, ons2 (B, 1, H, H), the true shifts (B, 2), the clean
-        full-field excitations e1 (B, N, H, H) and linear sRGB rgb1 (B, 3, H, H) at t1 (for read-outs only)."""
+        full-field excitations e1, e2 (B, N, H, H) and linear sRGB rgb1 (B, 3, H, H) at t1 (for read-outs only)."""
         import torch
         m = self.eye_motion if max_shift is None else max_shift
         H, S = self.size, self.E.shape[-1]
@@ -313,7 +313,7 @@ class Retina:
         e1, e2 = torch.stack(e1), torch.stack(e2)
         ons1 = self.optic_nerve(self.photoreceptors(e1, generator), generator)
         ons2 = self.optic_nerve(self.photoreceptors(e2, generator), generator)
-        return dict(ons1=ons1, ons2=ons2, shifts=torch.tensor(shifts), e1=e1, rgb1=torch.stack(rgb1))
+        return dict(ons1=ons1, ons2=ons2, shifts=torch.tensor(shifts), e1=e1, e2=e2, rgb1=torch.stack(rgb1))
 
     def uniform_light(self, spectrum: np.ndarray) -> "torch.Tensor":
         "Noise-free optic-nerve signal (1, 1, H, H) of a uniform field of light with `spectrum` (31 bands)."
