@@ -157,10 +157,10 @@ def test_boost_adds_a_cone_type_to_half_of_one_class_and_keeps_the_cortex():
     assert b.retina.n_types == 4 and b.retina.peaks[-1] == 500.0
     assert int((b.retina.mosaic == 3).sum()) == round(L0 / 2) and int((b.retina.mosaic == 0).sum()) == L0 - round(L0 / 2)
     assert np.array_equal(b.retina.mosaic[b.retina.mosaic != 3], sim.retina.mosaic[b.retina.mosaic != 3])
-    assert b.cortex is sim.cortex and torch.equal(b.cortex.C, C0)
+    assert b.cortex is not sim.cortex and torch.equal(b.cortex.C, C0)
     assert b.dims() <= 3                 # the new Q cells start with the L cells' identities
     b.train(2)
-    assert b.step == 7
+    assert b.step == 7 and sim.step == 5 and torch.equal(sim.cortex.C, C0)      # the trichromat itself is untouched
 
 
 def test_bad_parameters_raise_naming_them():
@@ -179,10 +179,13 @@ def test_bad_parameters_raise_naming_them():
 # --- emergence ------------------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_rgb_derived_spectra_cap_a_four_cone_eye_at_three_dimensions():
-    """A 4-cone eye trained on rank-3 (RGB-derived) spectra: the 4th singular value stays below the threshold, and
-    the fourth cone's excitation is an exact linear function of the other three."""
-    sim = cv.Simulation(cv.Retina(cv.PEAK_SETS[4], size=16, spectra="rgb", eye_motion=3, seed=0), seed=0).train(400)
-    sv = sim.spectrum()
-    assert sv[1] >= 0.04                 # colour does emerge ...
-    assert sv[3] < cv.DIM_THRESHOLD      # ... but never a fourth dimension
-    assert sim.dims() <= 3
+    """A 4-cone eye on rank-3 (RGB-derived) spectra: colour emerges, but the 4th identity direction gets no signal —
+    after the same short training it stays far below the rich-spectra eye's and below the dimension threshold.
+    (The rank-3 property itself is tested exactly in `test_rgb_derived_spectra_have_rank_three`.)"""
+    sv = {}
+    for mode in ("rgb", "rich"):
+        sim = cv.Simulation(cv.Retina(cv.PEAK_SETS[4], size=16, spectra=mode, eye_motion=3, seed=0), seed=0).train(300)
+        sv[mode] = sim.spectrum()
+    assert sv["rgb"][1] >= 0.04                      # colour does emerge from RGB-derived scenes ...
+    assert sv["rgb"][3] < cv.DIM_THRESHOLD           # ... but no fourth dimension
+    assert sv["rgb"][3] < 0.5 * sv["rich"][3], sv    # and the 4th direction lags the rich-spectra eye's

@@ -475,7 +475,7 @@ def colour_dims(spectrum, threshold: float = DIM_THRESHOLD) -> int:
     "Emergent colour dimensionality: number of normalised singular values ≥ `threshold` (card: 0.04)."
     return int((np.asarray(spectrum) >= threshold).sum())
 
-# %% ../../nbs/papers/color_vision.ipynb #56c8165a
+# %% ../../nbs/papers/color_vision.ipynb #d4899b58
 class Simulation:
     """A retina and the cortex that learns from it, with the detached Neural Scopes and the training history.
 
@@ -551,10 +551,17 @@ class Simulation:
 
     def boost(self, peak: float = BOOST_Q_PEAK, from_type: int = 0, fraction: float = 0.5) -> "Simulation":
         """Dimensionality boosting: a new retina where a `fraction` of the `from_type` cells hold a new cone with `peak`;
-        the trained cortex (C, W, W⁻¹, D and its optimiser state) is kept and training continues on the new retina."""
+        a copy of the trained cortex (C, W, W⁻¹, D and its optimiser state) continues training on the new retina."""
+        import copy
         import torch
         new = Simulation.__new__(Simulation)
         new.__dict__.update(self.__dict__)
+        new.cortex = copy.deepcopy(self.cortex)                    # the original simulation stays as it was
+        new.opt = torch.optim.Adam(new.cortex.parameters(), lr=self.lr, foreach=True)
+        new.opt.load_state_dict(self.opt.state_dict())
+        new.scope_rgb = copy.deepcopy(self.scope_rgb)
+        new.rng = copy.deepcopy(self.rng)
+        new.gen = torch.Generator(); new.gen.set_state(self.gen.get_state())
         new.retina = self.retina.add_cone_type(peak, from_type, fraction, self.seed)
         with torch.random.fork_rng():
             torch.manual_seed(self.seed + 1)
@@ -653,7 +660,7 @@ def cmf_sim(sim: Simulation, tol: float = 0.05, max_primaries: int | None = None
     k = next((j + 1 for j, e in enumerate(errors) if e < tol), kmax)
     return {"errors": errors, "primaries_nm": [float(WAVELENGTHS[i]) for i in chosen], "dims": int(k), "percepts": V.tolist()}
 
-# %% ../../nbs/papers/color_vision.ipynb #0606c113
+# %% ../../nbs/papers/color_vision.ipynb #76b07763
 PAPER = Paper(
     slug="color_vision",
     title="A Computational Framework for Modeling Emergence of Color Vision in the Human Brain",
@@ -708,15 +715,22 @@ def _sim_key(peaks, p, seed, motion, steps):
             p["latent_k"], p["lr"], p["batch"], p["shift_estimator"], int(seed), int(steps))
 
 
-def train_simulations(jobs: Sequence[tuple], p: dict, seed: int, steps: int, workers: int = 2) -> list[Simulation]:
-    """Build and train one cortex per job `(peaks, eye_motion)` (cached by configuration in this process).
-
-    Retinas and cortices are built in order in this thread (seeded), then trained concurrently in up to `workers`
-    threads, each running torch single-threaded (torch releases the GIL inside its kernels, so two cortices use two
-    cores; every simulation has its own random generators, so results do not depend on the scheduling)."""
+def _train_all(sims: Sequence[Simulation], steps: int, workers: int = 2) -> None:
+    """Train several simulations for `steps` more updates concurrently in up to `workers` threads, each running torch
+    single-threaded (torch releases the GIL inside its kernels, so two cortices use two cores; every simulation has its
+    own random generators, so results do not depend on the scheduling)."""
     from concurrent.futures import ThreadPoolExecutor
+    if not sims: return
+    with torch_threads(1), ThreadPoolExecutor(max_workers=max(1, min(workers, len(sims)))) as ex:
+        list(ex.map(lambda sim: sim.train(steps), sims))
+
+
+def train_simulations(jobs: Sequence[tuple], p: dict, steps: int, workers: int = 2) -> list[Simulation]:
+    """Build and train one cortex per job `(peaks, eye_motion, seed)` (cached by configuration in this process).
+
+    Retinas and cortices are built in order in this thread (seeded), then trained concurrently (`_train_all`)."""
     sims, todo = [], []
-    for peaks, motion in jobs:
+    for peaks, motion, seed in jobs:
         key = _sim_key(peaks, p, seed, motion, steps)
         if key not in _TRAINED:
             retina = Retina(peaks, p["grid"], p["mosaic"], p["spectra"], IMAGES, motion, p["lateral_inhibition"], p["noise"], seed)
@@ -725,18 +739,16 @@ def train_simulations(jobs: Sequence[tuple], p: dict, seed: int, steps: int, wor
             sims.append(sim)
         else:
             sims.append(_TRAINED[key])
-    if todo:
-        with torch_threads(1), ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo)))) as ex:
-            list(ex.map(lambda ks: ks[1].train(steps), todo))
-        for key, sim in todo:
-            if len(_TRAINED) > 64: _TRAINED.pop(next(iter(_TRAINED)))
-            _TRAINED[key] = sim
+    _train_all([sim for _, sim in todo], steps, workers)
+    for key, sim in todo:
+        if len(_TRAINED) > 64: _TRAINED.pop(next(iter(_TRAINED)))
+        _TRAINED[key] = sim
     return sims
 
 
 def train_simulation(peaks, p: dict, seed: int, motion: int, steps: int) -> Simulation:
     "Build the retina and train a cortex on it (cached by configuration in this process)."
-    return train_simulations([(peaks, motion)], p, seed, steps)[0]
+    return train_simulations([(peaks, motion, seed)], p, steps)[0]
 
 
 def _summary(sim: Simulation, seed: int) -> dict:
@@ -829,25 +841,27 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     runs: dict[str, list] = {}
     jobs = [(n, p["eye_motion"], f"N{n}") for n in counts]
     if p["control"]: jobs.append((3, 0, "no_motion"))
-    bar = progress_bar(total=len(seeds) * (len(jobs) + (p["boost"] and 3 in counts)), enabled=progress, desc="color_vision cortices")
-    for s in seeds:
-        with timer("train"):
-            sims = train_simulations([(peaks_for(n, p["peak_set"]), motion) for n, motion, _ in jobs], p, s, p["steps"])
-        for (n, motion, tag), sim in zip(jobs, sims):
-            with timer("read-outs"):
-                runs.setdefault(tag, []).append(_summary(sim, s))
-            bar.update(1)
-            if tag == "N3" and p["boost"]:
-                with timer("boost"):
-                    before = sim.dims()
-                    b = sim.boost(BOOST_Q_PEAK, from_type=0)
-                    at = b.dims()
-                    with torch_threads(1):
-                        b.train(p["boost_steps"])
-                    summ = _summary(b, s)
-                    summ.update(dims_before=before, dims_at_switch=at, boost_step=b.boost_step)
-                    runs.setdefault("boost", []).append(summ)
-                bar.update(1)
+    bar = progress_bar(total=3 if p["boost"] and 3 in counts else 2, enabled=progress, desc="color_vision: train, read out, boost")
+    all_jobs = [(s, n, motion, tag) for s in seeds for n, motion, tag in jobs]
+    with timer("train"):
+        sims = train_simulations([(peaks_for(n, p["peak_set"]), motion, s) for s, n, motion, _ in all_jobs], p, p["steps"])
+    bar.update(1)
+    boosts = []
+    for (s, n, motion, tag), sim in zip(all_jobs, sims):
+        with timer("read-outs"):
+            runs.setdefault(tag, []).append(_summary(sim, s))
+        if tag == "N3" and p["boost"]:
+            b = sim.boost(BOOST_Q_PEAK, from_type=0)
+            boosts.append((s, sim.dims(), b.dims(), b))
+    bar.update(1)
+    if boosts:
+        with timer("boost"):
+            _train_all([b for *_, b in boosts], p["boost_steps"])
+        for s, before, at, b in boosts:
+            summ = _summary(b, s)
+            summ.update(dims_before=before, dims_at_switch=at, boost_step=b.boost_step)
+            runs.setdefault("boost", []).append(summ)
+        bar.update(1)
     bar.close()
     for tag, rs in runs.items():
         if tag == "boost":
