@@ -475,7 +475,7 @@ def colour_dims(spectrum, threshold: float = DIM_THRESHOLD) -> int:
     "Emergent colour dimensionality: number of normalised singular values ≥ `threshold` (card: 0.04)."
     return int((np.asarray(spectrum) >= threshold).sum())
 
-# %% ../../nbs/papers/color_vision.ipynb #d4899b58
+# %% ../../nbs/papers/color_vision.ipynb #a110a73a
 class Simulation:
     """A retina and the cortex that learns from it, with the detached Neural Scopes and the training history.
 
@@ -549,25 +549,33 @@ class Simulation:
         if self._n_acc: self._log()
         return self
 
-    def boost(self, peak: float = BOOST_Q_PEAK, from_type: int = 0, fraction: float = 0.5) -> "Simulation":
-        """Dimensionality boosting: a new retina where a `fraction` of the `from_type` cells hold a new cone with `peak`;
-        a copy of the trained cortex (C, W, W⁻¹, D and its optimiser state) continues training on the new retina."""
+    def clone(self) -> "Simulation":
+        "An independent copy (cortex, optimiser state, scopes, random generators, history); the retina is shared (read-only)."
         import copy
         import torch
         new = Simulation.__new__(Simulation)
         new.__dict__.update(self.__dict__)
-        new.cortex = copy.deepcopy(self.cortex)                    # the original simulation stays as it was
+        new.cortex = copy.deepcopy(self.cortex)
         new.opt = torch.optim.Adam(new.cortex.parameters(), lr=self.lr, foreach=True)
         new.opt.load_state_dict(self.opt.state_dict())
-        new.scope_rgb = copy.deepcopy(self.scope_rgb)
+        new.scope_rgb, new.scope_type = copy.deepcopy(self.scope_rgb), copy.deepcopy(self.scope_type)
+        new.opt_scope = torch.optim.Adam([*new.scope_rgb.parameters(), *new.scope_type.parameters()], lr=1e-2, foreach=True)
+        new.opt_scope.load_state_dict(self.opt_scope.state_dict())
         new.rng = copy.deepcopy(self.rng)
         new.gen = torch.Generator(); new.gen.set_state(self.gen.get_state())
+        new.history = {k: list(v) for k, v in self.history.items()}
+        return new
+
+    def boost(self, peak: float = BOOST_Q_PEAK, from_type: int = 0, fraction: float = 0.5) -> "Simulation":
+        """Dimensionality boosting: a new retina where a `fraction` of the `from_type` cells hold a new cone with `peak`;
+        a copy of the trained cortex (C, W, W⁻¹, D and its optimiser state) continues training on the new retina."""
+        import torch
+        new = self.clone()
         new.retina = self.retina.add_cone_type(peak, from_type, fraction, self.seed)
         with torch.random.fork_rng():
             torch.manual_seed(self.seed + 1)
-            new.scope_type = torch.nn.Linear(self.K, new.retina.n_types)
+            new.scope_type = torch.nn.Linear(self.K, new.retina.n_types)   # the type scope has one more class
         new.opt_scope = torch.optim.Adam([*new.scope_rgb.parameters(), *new.scope_type.parameters()], lr=1e-2, foreach=True)
-        new.history = {k: list(v) for k, v in self.history.items()}
         new.boost_step = self.step
         new._log()
         return new
@@ -884,7 +892,7 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
                  "boost_step": [r["boost_step"] for r in runs.get("boost", [])]}
     return make_result(PAPER, CLAIMS, scale, seed, p, m, artefacts, timer.timings)
 
-# %% ../../nbs/papers/color_vision.ipynb #cf216cef
+# %% ../../nbs/papers/color_vision.ipynb #9bbbc673
 TYPE_COLOURS = ["#d62728", "#2ca02c", "#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 
 
@@ -895,37 +903,42 @@ def _go():
 
 @functools.lru_cache(maxsize=None)
 def _light_template():
-    "A small white template: the full 'plotly_white' costs ~0.1-0.2 s of validation per figure, too slow for the explorer."
+    "A small white template: plotly's default templates cost ~0.1-0.2 s of validation per figure, too slow for the explorer."
     go = _go()
-    ax = dict(gridcolor="#ebebeb", zerolinecolor="#d0d0d0", linecolor="#444", ticks="")
+    ax = dict(gridcolor="#ebebeb", zerolinecolor="#d0d0d0", linecolor="#444")
     return go.layout.Template(layout=dict(paper_bgcolor="white", plot_bgcolor="white", font=dict(size=12), xaxis=ax, yaxis=ax,
                                           colorway=TYPE_COLOURS))
 
 
-def _style(fig, title: str = "", x: str = "", y: str = "", height: int = 320):
-    "The workbench's figure style (as `iclrbench.viz.style`) with a light template, so explorer redraws stay fast."
-    fig.update_layout(template=_light_template(), title=dict(text=title, x=0.01, xanchor="left"), height=height,
-                      margin=dict(l=55, r=20, t=55, b=45), legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
-    if x: fig.update_xaxes(title=x)
-    if y: fig.update_yaxes(title=y)
-    return fig
-
-
-def _panels(n: int, titles: Sequence[str], gap: float = 0.06):
-    "A figure with n side-by-side panels (axes x, x2, ...), cheaper than plotly's make_subplots; returns (fig, axis ids)."
+def _fig(traces, title: str, height: int = 320, panels: Sequence[str] | None = None, images: bool = False, x: str = "",
+         y: str = "", gap: float = 0.06, **extra) -> "go.Figure":
+    """Build a figure in one go (the workbench's style, as `iclrbench.viz.style`, with a light template): one layout dict
+    validated once is several times faster than successive `update_layout` calls, which keeps explorer redraws fast.
+    `panels`: titles of side-by-side panels (axes x, x2, ...; traces name their axes), cheaper than make_subplots."""
     go = _go()
+    lay = dict(template=_light_template(), title=dict(text=title, x=0.01, xanchor="left"), height=height,
+               margin=dict(l=55, r=20, t=55, b=45), legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+    n = len(panels) if panels else 1
     w = (1 - gap * (n - 1)) / n
-    lay, ids, ann = {}, [], []
+    ann = []
     for i in range(n):
         sx = "" if i == 0 else str(i + 1)
-        d0 = i * (w + gap)
-        lay[f"xaxis{sx}"] = dict(domain=[d0, d0 + w], anchor=f"y{sx}")
-        lay[f"yaxis{sx}"] = dict(anchor=f"x{sx}")
-        ids.append((f"x{sx}", f"y{sx}"))
-        ann.append(dict(text=titles[i], x=d0 + w / 2, y=1.0, xref="paper", yref="paper", xanchor="center", yanchor="bottom",
-                        showarrow=False, font=dict(size=12)))
-    fig = go.Figure(layout=dict(**lay, annotations=ann))
-    return fig, ids
+        xa, ya = dict(anchor=f"y{sx}"), dict(anchor=f"x{sx}")
+        if panels:
+            xa["domain"] = [i * (w + gap), i * (w + gap) + w]
+            ann.append(dict(text=panels[i], x=i * (w + gap) + w / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
+                            yanchor="bottom", showarrow=False, font=dict(size=12)))
+        if images:
+            xa.update(showticklabels=False, showgrid=False, zeroline=False)
+            ya.update(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed", scaleanchor=f"x{sx}")
+        if x and not panels: xa["title"] = x
+        if y and not panels: ya["title"] = y
+        lay[f"xaxis{sx}"], lay[f"yaxis{sx}"] = xa, ya
+    if ann: lay["annotations"] = ann
+    for k_, v in extra.items():
+        if isinstance(v, dict) and isinstance(lay.get(k_), dict): lay[k_] = {**lay[k_], **v}
+        else: lay[k_] = v
+    return go.Figure(data=list(traces), layout=lay)
 
 
 def _type_names(peaks) -> list[str]:
@@ -937,22 +950,23 @@ def fig_cone_fundamentals(peaks, title: str = "") -> "go.Figure":
     go = _go()
     wl = np.arange(380.0, 721.0, 4.0)
     S = cone_fundamentals(peaks, wl)
-    fig = go.Figure([go.Scatter(x=wl, y=S[i], name=f"cone {i + 1}: λmax {p:.0f} nm", line=dict(color=TYPE_COLOURS[i % 8], width=2))
-                     for i, p in enumerate(peaks)])
-    return _style(fig, title or f"Cone fundamentals ({len(peaks)} types)", x="wavelength (nm)", y="sensitivity (peak = 1)", height=300)
+    return _fig([go.Scatter(x=wl, y=S[i], name=f"cone {i + 1}: λmax {p:.0f} nm", line=dict(color=TYPE_COLOURS[i % 8], width=2))
+                 for i, p in enumerate(peaks)],
+                title or f"Cone fundamentals ({len(peaks)} types)", 300, x="wavelength (nm)", y="sensitivity (peak = 1)")
+
+
+def _png(img: np.ndarray) -> str:
+    "An (H, W, 3) uint8 image as a PNG data URI: one short string for plotly's Image trace instead of H*W*3 numbers."
+    import base64, io
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(img, dtype=np.uint8)).save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
 def _mosaic_rgb(mosaic: np.ndarray) -> np.ndarray:
     cols = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in TYPE_COLOURS], dtype=np.uint8)
     return cols[np.asarray(mosaic) % 8]
-
-
-def _image_axes(fig, n: int):
-    for i in range(n):
-        sx = "" if i == 0 else str(i + 1)
-        fig.layout[f"xaxis{sx}"].update(showticklabels=False, showgrid=False, zeroline=False)
-        fig.layout[f"yaxis{sx}"].update(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed",
-                                        scaleanchor=f"x{sx}")
 
 
 def fig_scene_mosaic(retina: Retina, scene: int = 0, title: str = "") -> "go.Figure":
@@ -961,14 +975,12 @@ def fig_scene_mosaic(retina: Retina, scene: int = 0, title: str = "") -> "go.Fig
     img = (linear_to_srgb(retina.rgb[scene].permute(1, 2, 0).numpy()) * 255).astype(np.uint8)
     S, H = img.shape[0], retina.size
     props = ", ".join(f"{n} {np.mean(retina.mosaic == i):.0%}" for i, n in enumerate(_type_names(retina.peaks)))
-    fig, ax = _panels(2, (f"scene '{retina.images[scene]}' ({retina.spectra} spectra)", "mosaic: " + props))
-    fig.add_trace(go.Image(z=img, xaxis=ax[0][0], yaxis=ax[0][1]))
     o = (S - H) // 2
-    fig.add_shape(type="rect", x0=o - .5, y0=o - .5, x1=o + H - .5, y1=o + H - .5, line=dict(color="white", width=2), xref="x", yref="y")
-    fig.add_trace(go.Image(z=_mosaic_rgb(retina.mosaic), xaxis=ax[1][0], yaxis=ax[1][1]))
-    _style(fig, title or "What the eye looks at, and the cones it looks with", height=330)
-    _image_axes(fig, 2)
-    return fig
+    return _fig([go.Image(source=_png(img), xaxis="x", yaxis="y"), go.Image(source=_png(_mosaic_rgb(retina.mosaic)), xaxis="x2", yaxis="y2")],
+                title or "What the eye looks at, and the cones it looks with", 330,
+                panels=(f"scene '{retina.images[scene]}' ({retina.spectra} spectra)", "mosaic: " + props), images=True,
+                shapes=[dict(type="rect", x0=o - .5, y0=o - .5, x1=o + H - .5, y1=o + H - .5, line=dict(color="white", width=2),
+                             xref="x", yref="y")])
 
 
 def fig_optic_nerve(sample: dict, index: int = 0, title: str = "") -> "go.Figure":
@@ -976,52 +988,47 @@ def fig_optic_nerve(sample: dict, index: int = 0, title: str = "") -> "go.Figure
     go = _go()
     o1, o2 = sample["ons1"][index, 0].numpy(), sample["ons2"][index, 0].numpy()
     dy, dx = sample["shifts"][index].tolist()
-    fig, ax = _panels(3, ("ons at t1", f"ons at t2 (eye shift {dy:+d}, {dx:+d})", "t2 − t1"))
     lim = float(np.abs(np.r_[o1.ravel(), o2.ravel()]).max()) or 1.0
-    for j, z in enumerate((o1, o2, o2 - o1)):
-        fig.add_trace(go.Heatmap(z=z, colorscale="RdBu", zmid=0, zmin=-lim, zmax=lim, showscale=j == 2, xaxis=ax[j][0], yaxis=ax[j][1]))
-    _style(fig, title or "Optic-nerve signals after lateral inhibition — what the cortex sees", height=300)
-    _image_axes(fig, 3)
-    return fig
+    ax = ["", "2", "3"]
+    return _fig([go.Heatmap(z=z, colorscale="RdBu", zmid=0, zmin=-lim, zmax=lim, showscale=j == 2, xaxis=f"x{ax[j]}", yaxis=f"y{ax[j]}")
+                 for j, z in enumerate((o1, o2, o2 - o1))],
+                title or "Optic-nerve signals after lateral inhibition — what the cortex sees", 300,
+                panels=("ons at t1", f"ons at t2 (eye shift {dy:+d}, {dx:+d})", "t2 − t1"), images=True)
 
 
 def fig_training(history: dict, boost_step: int | None = None, title: str = "") -> "go.Figure":
     "Figure 4: prediction loss and the normalised singular values of the per-type mean C over training (dimensions peel off)."
     go = _go()
     steps = np.asarray(history["step"], dtype=float)
-    fig, ax = _panels(2, ("prediction loss", "σ_i/σ_1 of the per-type mean C (dims = count above the dotted line)"), gap=0.1)
+    traces = []
     loss = [(a, b) for a, b in zip(steps, history["loss"]) if b is not None]
     if loss:
-        fig.add_trace(go.Scatter(x=[a for a, _ in loss], y=[b for _, b in loss], name="loss", line=dict(color="#444"),
-                                 xaxis=ax[0][0], yaxis=ax[0][1]))
+        traces.append(go.Scatter(x=[a for a, _ in loss], y=[b for _, b in loss], name="loss", line=dict(color="#444"), xaxis="x", yaxis="y"))
     sv = history["sv"]
     width = max(len(v) for v in sv) if sv else 0
     for i in range(width):
         ys = [max(v[i], 1e-6) if i < len(v) else None for v in sv]
-        fig.add_trace(go.Scatter(x=steps + 1, y=ys, name=f"σ{i + 1}/σ1", line=dict(color=TYPE_COLOURS[i % 8], width=2),
-                                 xaxis=ax[1][0], yaxis=ax[1][1]))
+        traces.append(go.Scatter(x=steps + 1, y=ys, name=f"σ{i + 1}/σ1", line=dict(color=TYPE_COLOURS[i % 8], width=2), xaxis="x2", yaxis="y2"))
     xmax = float(steps.max() + 1) if len(steps) else 2.0
-    fig.add_trace(go.Scatter(x=[1, max(xmax, 2.0)], y=[DIM_THRESHOLD] * 2, mode="lines", name=f"threshold {DIM_THRESHOLD}",
-                             line=dict(color="#888", dash="dot"), xaxis=ax[1][0], yaxis=ax[1][1]))
+    traces.append(go.Scatter(x=[1, max(xmax, 2.0)], y=[DIM_THRESHOLD] * 2, mode="lines", name=f"threshold {DIM_THRESHOLD}",
+                             line=dict(color="#888", dash="dot"), xaxis="x2", yaxis="y2"))
     if boost_step is not None:
-        fig.add_trace(go.Scatter(x=[boost_step + 1] * 2, y=[1e-3, 1], mode="lines", name="boost (new cone type)",
-                                 line=dict(color="#9467bd", dash="dash"), xaxis=ax[1][0], yaxis=ax[1][1]))
-    _style(fig, title or f"Training: {int(steps[-1]) if len(steps) else 0} steps", height=330)
-    fig.layout.xaxis.update(title="step"); fig.layout.yaxis.update(type="log")
-    fig.layout.xaxis2.update(type="log", title="step + 1"); fig.layout.yaxis2.update(type="log", range=[-3.2, 0.1])
-    return fig
+        traces.append(go.Scatter(x=[boost_step + 1] * 2, y=[1e-3, 1], mode="lines", name="boost (new cone type)",
+                                 line=dict(color="#9467bd", dash="dash"), xaxis="x2", yaxis="y2"))
+    return _fig(traces, title or f"Training: {int(steps[-1]) if len(steps) else 0} steps", 330,
+                panels=("prediction loss", "σ_i/σ_1 of the per-type mean C (dims = count above the dotted line)"), gap=0.1,
+                xaxis=dict(title="step"), yaxis=dict(type="log"), xaxis2=dict(type="log", title="step + 1"),
+                yaxis2=dict(type="log", range=[-3.2, 0.1]))
 
 
 def fig_percept(sim: Simulation, scene: int = 0, title: str = "") -> "go.Figure":
     "Figure 5: the cortex's percept through the linear Neural Scope (sRGB), beside the true scene window."
     go = _go()
     pc = sim.percept(scene)
-    fig, ax = _panels(2, ("percept (Neural Scope: linear K → sRGB)", "truth"))
-    fig.add_trace(go.Image(z=(pc["percept"] * 255).astype(np.uint8), xaxis=ax[0][0], yaxis=ax[0][1]))
-    fig.add_trace(go.Image(z=(pc["truth"] * 255).astype(np.uint8), xaxis=ax[1][0], yaxis=ax[1][1]))
-    _style(fig, title or f"What the cortex sees after {sim.step} steps", height=300)
-    _image_axes(fig, 2)
-    return fig
+    return _fig([go.Image(source=_png((pc["percept"] * 255).astype(np.uint8)), xaxis="x", yaxis="y"),
+                 go.Image(source=_png((pc["truth"] * 255).astype(np.uint8)), xaxis="x2", yaxis="y2")],
+                title or f"What the cortex sees after {sim.step} steps", 300,
+                panels=("percept (Neural Scope: linear K → sRGB)", "truth"), images=True)
 
 
 def fig_identities(sim: Simulation, max_points: int = 400, title: str = "") -> "go.Figure":
@@ -1036,12 +1043,11 @@ def fig_identities(sim: Simulation, max_points: int = 400, title: str = "") -> "
     if Z.shape[1] < 3: Z = np.c_[Z, np.zeros((len(Z), 3 - Z.shape[1]))]
     Z, m = Z[idx], mos[idx]
     names = _type_names(sim.retina.peaks)
-    fig = go.Figure([go.Scatter3d(x=Z[m == t, 0], y=Z[m == t, 1], z=Z[m == t, 2], mode="markers",
-                                  name=f"cone {names[t]}", marker=dict(size=2.5, color=TYPE_COLOURS[t % 8]))
-                     for t in range(sim.retina.n_types)])
-    _style(fig, title or f"Cone identities C(x), PCA, coloured by true type; dims = {sim.dims()}", height=360)
-    fig.update_layout(scene=dict(xaxis_title="PC1", yaxis_title="PC2", zaxis_title="PC3"), margin=dict(l=0, r=0, t=40, b=0))
-    return fig
+    return _fig([go.Scatter3d(x=Z[m == t, 0], y=Z[m == t, 1], z=Z[m == t, 2], mode="markers",
+                              name=f"cone {names[t]}", marker=dict(size=2.5, color=TYPE_COLOURS[t % 8]))
+                 for t in range(sim.retina.n_types)],
+                title or f"Cone identities C(x), PCA, coloured by true type; dims = {sim.dims()}", 360,
+                scene=dict(xaxis_title="PC1", yaxis_title="PC2", zaxis_title="PC3"), margin=dict(l=0, r=0, t=40, b=0))
 
 
 def fig_cmf(errors: Sequence[float], tol: float = 0.05, primaries_nm: Sequence[float] | None = None, title: str = "") -> "go.Figure":
@@ -1050,33 +1056,31 @@ def fig_cmf(errors: Sequence[float], tol: float = 0.05, primaries_nm: Sequence[f
     ks = np.arange(1, len(errors) + 1)
     k = next((int(j) for j, e in zip(ks, errors) if e < tol), None)
     text = [f"+{p:.0f} nm" for p in primaries_nm] if primaries_nm else None
-    fig = go.Figure(go.Bar(x=ks, y=np.maximum(np.asarray(errors, dtype=float), 1e-6), text=text, textposition="outside",
-                           marker_color=["#2ca02c" if e < tol else "#888" for e in errors], name="worst error"))
-    fig.add_trace(go.Scatter(x=[0.5, len(errors) + 0.5], y=[tol, tol], mode="lines", name=f"match threshold {tol:.0%}",
-                             line=dict(color="#444", dash="dot")))
-    _style(fig, title or f"CMF-SIM: colour dimensionality = {k if k is not None else f'> {len(errors)}'}",
-           x="number of primaries", y="worst relative matching error", height=300)
-    fig.update_yaxes(type="log", range=[-4, 0.5])
-    return fig
+    return _fig([go.Bar(x=ks, y=np.maximum(np.asarray(errors, dtype=float), 1e-6), text=text, textposition="outside",
+                        marker_color=["#2ca02c" if e < tol else "#888" for e in errors], name="worst error"),
+                 go.Scatter(x=[0.5, len(errors) + 0.5], y=[tol, tol], mode="lines", name=f"match threshold {tol:.0%}",
+                            line=dict(color="#444", dash="dot"))],
+                title or f"CMF-SIM: colour dimensionality = {k if k is not None else f'> {len(errors)}'}", 300,
+                x="number of primaries", y="worst relative matching error", yaxis=dict(type="log", range=[-4, 0.5]))
 
 
 def fig_dimensionality_summary(result) -> "go.Figure":
     "Normalised singular values per condition (one marker per seed): dims track N, not K."
     go = _go()
-    fig = go.Figure()
+    traces = []
     for tag, rs in result.artefacts["runs"].items():
         for j, r in enumerate(rs):
             sv = r["sv"]
-            fig.add_trace(go.Scatter(x=[f"{tag}"] * len(sv), y=np.maximum(sv, 1e-5), mode="markers+text", showlegend=False,
+            traces.append(go.Scatter(x=[f"{tag}"] * len(sv), y=np.maximum(sv, 1e-5), mode="markers+text", showlegend=False,
                                      text=[f"σ{i + 1}" for i in range(len(sv))], textposition="middle right",
                                      marker=dict(size=9, color=[TYPE_COLOURS[i % 8] for i in range(len(sv))], symbol=j)))
-    fig.add_hline(y=DIM_THRESHOLD, line_dash="dot", annotation_text=f"threshold {DIM_THRESHOLD}")
-    _style(fig, f"Normalised singular values of per-type mean C per condition ({len(result.metrics['seeds'])} seed(s))",
-          x="condition", y="σ_i / σ_1", height=340)
-    fig.update_yaxes(type="log")
-    return fig
+    tags = list(result.artefacts["runs"])
+    traces.append(go.Scatter(x=tags, y=[DIM_THRESHOLD] * len(tags), mode="lines", name=f"threshold {DIM_THRESHOLD}",
+                             line=dict(color="#888", dash="dot")))
+    return _fig(traces, f"Normalised singular values of the per-type mean C per condition ({len(result.metrics['seeds'])} seed(s))",
+                340, x="condition", y="σ_i / σ_1", yaxis=dict(type="log"))
 
-# %% ../../nbs/papers/color_vision.ipynb #39cf18a0
+# %% ../../nbs/papers/color_vision.ipynb #5fe4d4a1
 def _in_kernel() -> bool:
     "True inside a Jupyter kernel (where a background training thread can update the figures)."
     try:
@@ -1176,7 +1180,7 @@ def _explorer_class():
                         sim = _TRAINED[key]
                         cfg = (sim.retina.peaks, p["mosaic"], IMAGES, p["spectra"], motion, p["lateral_inhibition"],
                                round(p["noise"], 4), p["latent_k"])
-                        self._sims[cfg] = sim
+                        self._sims[cfg] = sim.clone()      # training here never changes run()'s cached cortices
 
         def _retina(self, cfg):
             if cfg not in self._retinas:
