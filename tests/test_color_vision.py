@@ -189,3 +189,14 @@ def test_rgb_derived_spectra_cap_a_four_cone_eye_at_three_dimensions():
     assert sv["rgb"][1] >= 0.04                      # colour does emerge from RGB-derived scenes ...
     assert sv["rgb"][3] < cv.DIM_THRESHOLD           # ... but no fourth dimension
     assert sv["rgb"][3] < 0.5 * sv["rich"][3], sv    # and the 4th direction lags the rich-spectra eye's
+
+
+def test_read_outs_are_deterministic():
+    """CMF-SIM and the percept are noise-free: repeated read-outs of one cortex give identical numbers."""
+    import torch
+    sim = cv.Simulation(cv.Retina(cv.PEAK_SETS[3], size=16, images=("coffee",), noise=0.02, seed=0), seed=0).train(3)
+    a = cv.cmf_sim(sim)
+    torch.manual_seed(123)
+    b = cv.cmf_sim(sim)
+    assert a["errors"] == b["errors"]
+    assert np.array_equal(sim.percept()["percept"], sim.percept()["percept"])

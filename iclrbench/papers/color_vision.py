@@ -230,7 +230,7 @@ def dog_kernel(size: int = 7, sigma_center: float = 0.15, sigma_surround: float 
         raise ValueError(f"parameter 'surround_weight' must be a float in [0, 1]; got {surround_weight!r}")
     return gaussian_kernel(size, sigma_center) - surround_weight * gaussian_kernel(size, sigma_surround)
 
-# %% ../../nbs/papers/color_vision.ipynb #dbd11782
+# %% ../../nbs/papers/color_vision.ipynb #25ae3cf2
 class Retina:
     """The simulated eye: spectral scenes → cone excitations → mosaic sampling + noise → lateral inhibition → optic nerve.
 
@@ -279,20 +279,20 @@ class Retina:
         return Retina(self.peaks + (float(peak),), self.size, self.mosaic_kind, self.spectra, self.images, self.eye_motion,
                       self.lateral_inhibition, self.noise, self.seed, self.reflectances.shape[1], mos.reshape(self.mosaic.shape))
 
-    def photoreceptors(self, e, generator=None):
+    def photoreceptors(self, e, generator=None, noisy: bool = True):
         "Photoreceptor activations pa(x) = e_type(x)(x) + Poisson-like noise N(0, (noise·√pa)²); `e` is (B, N, H, H)."
         import torch
         pa = (e * self.onehot).sum(1, keepdim=True)
-        if self.noise > 0:
+        if noisy and self.noise > 0:
             pa = pa + self.noise * pa.clamp_min(0).sqrt() * torch.randn(pa.shape, generator=generator)
         return pa
 
-    def optic_nerve(self, pa, generator=None):
-        "Bipolar stage: ons = DoG * pa (reflect padding) + N(0, (noise·|ons|)²)."
+    def optic_nerve(self, pa, generator=None, noisy: bool = True):
+        "Bipolar stage: ons = DoG * pa (reflect padding) + N(0, (noise·|ons|)²) (no noise when `noisy` is False)."
         import torch
         import torch.nn.functional as F
         ons = F.conv2d(F.pad(pa, (3, 3, 3, 3), mode="reflect"), self.kernel)
-        if self.noise > 0:
+        if noisy and self.noise > 0:
             ons = ons + self.noise * ons.abs() * torch.randn(ons.shape, generator=generator)
         return ons
 
@@ -321,7 +321,7 @@ class Retina:
         S = self.fundamentals
         e = torch.tensor(np.asarray(spectrum, dtype=float) @ (S / S.sum(axis=1, keepdims=True)).T, dtype=torch.float32)
         pa = (e[None, :, None, None] * self.onehot[None]).sum(1, keepdim=True)
-        return self.optic_nerve(pa)
+        return self.optic_nerve(pa, noisy=False)
 
 
 @functools.lru_cache(maxsize=64)
@@ -475,7 +475,7 @@ def colour_dims(spectrum, threshold: float = DIM_THRESHOLD) -> int:
     "Emergent colour dimensionality: number of normalised singular values ≥ `threshold` (card: 0.04)."
     return int((np.asarray(spectrum) >= threshold).sum())
 
-# %% ../../nbs/papers/color_vision.ipynb #a110a73a
+# %% ../../nbs/papers/color_vision.ipynb #401f669d
 class Simulation:
     """A retina and the cortex that learns from it, with the detached Neural Scopes and the training history.
 
@@ -607,7 +607,7 @@ class Simulation:
         col = (S - H) // 2 if col is None else col
         e = r.E[scene:scene + 1, :, row:row + H, col:col + H]
         with torch.no_grad():
-            ons = r.optic_nerve((e * r.onehot).sum(1, keepdim=True))
+            ons = r.optic_nerve(r.photoreceptors(e, noisy=False), noisy=False)
             ip = self.cortex.decode(ons)
             rgb = self.scope_rgb(ip.permute(0, 2, 3, 1)).numpy()[0]
         truth = r.rgb[scene, :, row:row + H, col:col + H].permute(1, 2, 0).numpy()
