@@ -1080,7 +1080,7 @@ def fig_dimensionality_summary(result) -> "go.Figure":
     return _fig(traces, f"Normalised singular values of the per-type mean C per condition ({len(result.metrics['seeds'])} seed(s))",
                 340, x="condition", y="σ_i / σ_1", yaxis=dict(type="log"))
 
-# %% ../../nbs/papers/color_vision.ipynb #5fe4d4a1
+# %% ../../nbs/papers/color_vision.ipynb #75f13d6b
 def _in_kernel() -> bool:
     "True inside a Jupyter kernel (where a background training thread can update the figures)."
     try:
@@ -1267,7 +1267,9 @@ def _explorer_class():
         def _draw_eye(self, cfg, new_sample=False):
             sim = self._sim(cfg, create=False)
             retina = sim.retina if sim is not None else self._retina(cfg)
-            self.draw("fundamentals", fig_cone_fundamentals(retina.peaks))
+            if getattr(self, "_drawn_peaks", None) != retina.peaks:       # redraw only what changed (keeps moves fast)
+                self.draw("fundamentals", fig_cone_fundamentals(retina.peaks))
+                self._drawn_peaks = retina.peaks
             scene = 0
             if self._sample is None or new_sample:
                 rng = np.random.default_rng() if new_sample else np.random.default_rng([self.seed, 5])
