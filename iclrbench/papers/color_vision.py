@@ -668,7 +668,7 @@ def cmf_sim(sim: Simulation, tol: float = 0.05, max_primaries: int | None = None
     k = next((j + 1 for j, e in enumerate(errors) if e < tol), kmax)
     return {"errors": errors, "primaries_nm": [float(WAVELENGTHS[i]) for i in chosen], "dims": int(k), "percepts": V.tolist()}
 
-# %% ../../nbs/papers/color_vision.ipynb #76b07763
+# %% ../../nbs/papers/color_vision.ipynb #17e00c53
 PAPER = Paper(
     slug="color_vision",
     title="A Computational Framework for Modeling Emergence of Color Vision in the Human Brain",
@@ -767,7 +767,7 @@ def _summary(sim: Simulation, seed: int) -> dict:
     return {"sv": sv.round(5).tolist(), "dims": colour_dims(sv), "cmf_dims": cm["dims"], "cmf_errors": np.round(cm["errors"], 5).tolist(),
             "cmf_primaries_nm": cm["primaries_nm"], "probe_r2": np.round(r2, 4).tolist(),
             "final_loss": sim.history["loss"][-1], "scope_type_acc": sim.scope_type_accuracy(),
-            "history": {"step": sim.history["step"], "loss": sim.history["loss"], "sv": np.round(sim.history["sv"], 5).tolist()}}
+            "history": {"step": sim.history["step"], "loss": sim.history["loss"], "sv": [np.round(v, 5).tolist() for v in sim.history["sv"]]}}
 
 
 def _per_seed(xs, fmt="{:.3f}") -> str:
