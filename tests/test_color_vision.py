@@ -161,6 +161,8 @@ def test_boost_adds_a_cone_type_to_half_of_one_class_and_keeps_the_cortex():
     assert b.dims() <= 3                 # the new Q cells start with the L cells' identities
     b.train(2)
     assert b.step == 7 and sim.step == 5 and torch.equal(sim.cortex.C, C0)      # the trichromat itself is untouched
+    summary = cv._summary(b, 0)                                                    # read-outs of a boosted (ragged) history
+    assert len(summary["history"]["sv"][0]) == 3 and len(summary["history"]["sv"][-1]) == 4
 
 
 def test_bad_parameters_raise_naming_them():
