@@ -511,7 +511,7 @@ def circle_emergence(model, layers: Sequence[int], kind: str = "days", seed: int
         out[int(l)] = dict(k=is_cyclic_order(means, (1, 2, 3) if p == 7 else (1, 5)), means=means.tolist())
     return out
 
-# %% ../../nbs/papers/multidim_features.ipynb #e875e02d
+# %% ../../nbs/papers/multidim_features.ipynb #9a7a91fc
 @dataclass
 class ClusterInfo:
     "One scored cluster: latents, firing tokens, PCA of reconstructions, indices per PC pair, score, composition."
@@ -525,6 +525,7 @@ class ClusterInfo:
     frac_months: float
     top_tokens: list
     n_firing: int
+    mi_curve: list = field(default_factory=list)   # MI (bits) vs angle for PC pair 0-1 (its minimum is S[0])
 
     @property
     def label(self) -> str:
@@ -563,14 +564,16 @@ def score_clusters(F, W_dec, clusters, tokens, threshold: float = 0.0, n_pairs: 
     out = []
     for ci, (cl, rows, Y, n_fire) in enumerate(cand):
         M = [float(m) for m, o in zip(Ms, owner) if o == ci]
-        S = [separability_index(Y[:, pr:pr + 2]) for pr in range(len(M))]
+        curves = [separability_index(Y[:, pr:pr + 2], return_curve=True) for pr in range(len(M))]
+        S = [c_[0] for c_ in curves]
         tok = tokens[rows]
         vals, cnt = np.unique(tok, return_counts=True)
         top = [str(vocab[v]) for v in vals[np.argsort(-cnt)]]
         score = float(np.mean([irreducibility_score(m, s) for m, s in zip(M, S)])) if M else 0.0
         out.append(ClusterInfo(latents=[int(i) for i in cl], rows=rows, proj=Y, M=M, S=S, score=score,
                                frac_days=float(np.isin(tok, day_ids).mean()), frac_months=float(np.isin(tok, month_ids).mean()),
-                               top_tokens=top[:8], n_firing=int(n_fire)))
+                               top_tokens=top[:8], n_firing=int(n_fire),
+                               mi_curve=[round(float(v), 4) for v in curves[0][2]] if curves else []))
     return sorted(out, key=lambda c: -c.score)
 
 
@@ -873,7 +876,7 @@ CLAIMS = [
           "than with a random 2-D plane or average ablation, each seed", _check_intervention),
 ]
 
-# %% ../../nbs/papers/multidim_features.ipynb #07441c02
+# %% ../../nbs/papers/multidim_features.ipynb #8fcf4f09
 def _analysis(model, params, seed, layer, n_latents, l1, show_progress=False, random_calendar=False):
     "Corpus activations at `layer` → SAE pipeline (one SAE)."
     rng = np.random.default_rng([seed, 5, int(random_calendar)])
@@ -908,6 +911,7 @@ def summarise_pipeline(an: dict, vocab: Sequence[str] = VOCAB, max_points: int =
                 ctx.append(str(vocab[an["tokens"][r]]))
         cl.append(dict(latents=c.latents, M=c.M, S=c.S, score=c.score, frac_days=c.frac_days, frac_months=c.frac_months,
                        top_tokens=c.top_tokens, n_firing=c.n_firing, proj=np.round(c.proj[:max_points, :3], 4).tolist(),
+                       mi_curve=c.mi_curve,
                        tokens=[str(vocab[t]) for t in an["tokens"][keep]], context=ctx))
     st = an["stats"]
     return dict(layer=an.get("layer"), n_latents=an["n_latents"], l1=an["l1"], fvu=st["fvu"], l0=st["l0"], alive=st["alive"],
@@ -989,7 +993,7 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     res._models = models          # live models for the explorer (not serialised)
     return res
 
-# %% ../../nbs/papers/multidim_features.ipynb #7584a461
+# %% ../../nbs/papers/multidim_features.ipynb #b9131311
 CAL_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
               "#393b79", "#637939"]
 
@@ -1018,28 +1022,21 @@ def cluster_figure(cl: dict, projection: str = "PCA 0-1", colour: str = "token",
     elif colour == "month index": cval = [v if k == "month" else -1 for k, v in kind_val]
     else: cval = None
     fig = go.Figure()
-    groups = {}
-    for i in np.flatnonzero(mask):
-        key = toks[i] if cval is None else (f"{cval[i]}" if cval[i] >= 0 else "other")
-        groups.setdefault(key, []).append(i)
+    idx = np.flatnonzero(mask)
 
-    def colour_of(key):
-        if key in DAYS: return CAL_COLORS[DAYS.index(key)]
-        if key in MONTHS: return CAL_COLORS[MONTHS.index(key)]
-        if key.isdigit(): return CAL_COLORS[int(key) % 12]
-        return "#bbbbbb"
+    def colour_of(i):
+        k, v = kind_val[i]
+        if cval is not None: return CAL_COLORS[cval[i] % 12] if cval[i] >= 0 else "#cccccc"
+        return CAL_COLORS[v % 12] if k != "other" else CAL_COLORS[sum(map(ord, toks[i])) % 12] + "80"
 
-    order = sorted(groups, key=lambda k: (_calendar_value(k)[0] == "other" and not k.isdigit(), k))
-    for key in order[:40]:
-        idx = groups[key]
-        name = key if cval is None else (key if key == "other" else (DAYS if colour == "day index" else MONTHS)[int(key)])
-        hover = [ctx[i] for i in idx]
-        if three:
-            fig.add_trace(go.Scatter3d(x=P[idx, 0], y=P[idx, 1], z=P[idx, 2], mode="markers", name=name, text=hover,
-                                       hovertemplate="%{text}<extra></extra>", marker=dict(size=3, color=colour_of(key))))
-        else:
-            fig.add_trace(go.Scatter(x=P[idx, ax[0]], y=P[idx, ax[1]], mode="markers", name=name, text=hover,
-                                     hovertemplate="%{text}<extra></extra>", marker=dict(size=6, color=colour_of(key), opacity=0.75)))
+    cols = [colour_of(i) for i in idx]
+    hover = [f"{toks[i]} | {ctx[i]}" for i in idx]
+    if three:
+        fig.add_trace(go.Scatter3d(x=P[idx, 0], y=P[idx, 1], z=P[idx, 2], mode="markers", name="tokens", text=hover,
+                                   hovertemplate="%{text}<extra></extra>", marker=dict(size=3, color=cols)))
+    else:
+        fig.add_trace(go.Scatter(x=P[idx, ax[0]], y=P[idx, ax[1]], mode="markers", name="tokens (hover: token | context)",
+                                 text=hover, hovertemplate="%{text}<extra></extra>", marker=dict(size=6, color=cols, opacity=0.7)))
     for names in (DAYS, MONTHS):
         cents = [(P[[i for i in range(len(toks)) if toks[i] == nm]].mean(0), nm) for nm in names if nm in toks]
         if len(cents) >= 3 and not three:
@@ -1088,11 +1085,14 @@ def irreducibility_scatter(clusters: Sequence[dict], selected: int | None = None
     return fig
 
 
-def mi_curve_figure(points, title: str = ""):
-    "Mutual information (bits) vs rotation angle; the separability index is its minimum."
+def mi_curve_figure(points=None, title: str = "", curve=None):
+    "Mutual information (bits) vs rotation angle (from `points`, or a precomputed `curve`); S is its minimum."
     import plotly.graph_objects as go
     from iclrbench.viz import style
-    S, ang, mis = separability_index(np.asarray(points)[:, :2], return_curve=True)
+    if curve is not None and len(curve):
+        mis = np.asarray(curve, dtype=float); ang = np.linspace(0, 2 * np.pi, len(mis)); S = float(mis.min())
+    else:
+        S, ang, mis = separability_index(np.asarray(points)[:, :2], return_curve=True)
     fig = go.Figure([go.Scatter(x=np.degrees(ang), y=mis, mode="lines", name="I(rotated coords)"),
                      go.Scatter(x=[np.degrees(ang[np.argmin(mis)])], y=[S], mode="markers", marker=dict(size=12, color="#d62728"),
                                 name=f"S = min = {S:.2f} bits")])
@@ -1150,7 +1150,7 @@ def fig_intervention(result, tag: str | None = None):
     tag = tag or f"trained (seed {result.seed})"
     return intervention_figure(result.artefacts["intervention"][tag], f"Circle intervention, {tag}")
 
-# %% ../../nbs/papers/multidim_features.ipynb #90a2bce7
+# %% ../../nbs/papers/multidim_features.ipynb #09b4633a
 def explore(result=None, extra: dict | None = None):
     """Circle-feature SAE viewer. `extra` maps a name to `summarise_pipeline(hf_pipeline(...))` (or to
     {"layer L, ...": summary}) to add a Hugging Face model to the model list."""
@@ -1258,7 +1258,7 @@ def _explorer_class():
                     self.draw("cluster", cluster_figure(cl, s["projection"], s["colour"], s["calendar_only"],
                                                         f"{s['model']}, {s['sae']}: cluster #{i + 1} — M={cl['M'][0]:.2f}, "
                                                         f"S={cl['S'][0]:.2f}, (1-M)S={cl['score']:.2f} ({s['projection']}"
-                                                        f"{', day/month tokens only' if s['calendar_only'] else ''})"))
+                                                        f"{', day/month tokens only' if s['calendar_only'] else ''}; colour: {s['colour']})"))
             if changed in (None, "model", "layer", "sae", "cluster"):
                 rows = {}
                 if cls and i is not None and i >= 0: rows[f"this cluster #{i + 1}"] = (cls[i]["M"][0], cls[i]["S"][0])
@@ -1270,7 +1270,8 @@ def _explorer_class():
                 self.draw("indices", indices_figure(rows, f"Indices of cluster #{(i or 0) + 1} beside the control and synthetic references"))
                 self.draw("scatter", irreducibility_scatter(cls, i, f"All clusters: {s['model']}, {s['sae']}"))
                 if cls and i is not None and i >= 0 and len(cls[i]["proj"]) >= 3 and np.asarray(cls[i]["proj"]).shape[1] >= 2:
-                    self.draw("mi", mi_curve_figure(np.asarray(cls[i]["proj"])[:, :2], f"Separability of cluster #{i + 1}: MI vs rotation"))
+                    self.draw("mi", mi_curve_figure(np.asarray(cls[i]["proj"])[:, :2], f"Separability of cluster #{i + 1}: MI vs rotation",
+                                                    curve=cls[i].get("mi_curve")))
             if changed in (None, "model", "layer", "sae", "rotation"):
                 self._draw_rotation(s)
 
