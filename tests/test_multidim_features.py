@@ -6,18 +6,20 @@ import numpy as np
 import pytest
 import torch
 
+torch.set_num_threads(1)     # small networks: one thread is much faster on the shared 2-core machines
+
 import iclrbench.papers.multidim_features as md
 
 
 # ---- indices -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def clouds():
-    return {k: md.synthetic_feature(k, 2048, 0) for k in md.SYNTHETIC}
+    return {k: md.synthetic_feature(k, 4096, 0) for k in md.SYNTHETIC}     # the card's size
 
 
 @pytest.fixture(scope="module")
 def mixture(clouds):
-    M = md.mixture_index_batch(np.stack([clouds[k] for k in md.SYNTHETIC]), steps=400)[0]
+    M = md.mixture_index_batch(np.stack([clouds[k] for k in md.SYNTHETIC]), steps=1000)[0]
     return dict(zip(md.SYNTHETIC, M))
 
 
@@ -97,8 +99,12 @@ def test_sae_sparsity_penalty_controls_l0(sparse_data):
 
 
 def test_dead_latents_are_resampled(sparse_data):
-    sae, log = md.train_sae(sparse_data, 64, l1=0.3, steps=300, batch_size=256, resample_every=100)
-    assert log.resampled and all(n > 0 for _, n in log.resampled)
+    sae = md.SparseAutoencoder(16, 48, seed=1)
+    with torch.no_grad(): sae.b_enc[:20] = -1e3                # 20 latents that can never fire
+    assert md.sae_stats(sae, sparse_data)["alive"] <= 28
+    sae, log = md.train_sae(sparse_data, l1=0.05, steps=300, batch_size=256, resample_every=100, sae=sae)
+    assert log.resampled and log.resampled[0][1] >= 20
+    assert md.sae_stats(sae, sparse_data)["alive"] > 28        # the resampled latents fire again
     assert md.sae_stats(sae, sparse_data)["decoder_norm_dev"] < 1e-5
 
 

@@ -157,7 +157,7 @@ def synthetic_feature(kind: str, n: int = 4096, seed: int = 0) -> np.ndarray:
     mag = rng.exponential(1.0, n)
     return np.where(on[:, None], mag[:, None] * np.array([1.0, 0.2]), mag[:, None] * np.array([-0.3, 1.0]))
 
-# %% ../../nbs/papers/multidim_features.ipynb #b58e5e16
+# %% ../../nbs/papers/multidim_features.ipynb #8998052c
 def _sae_class():
     import torch
 
@@ -225,17 +225,20 @@ class SAETrainLog:
 
 
 def train_sae(acts, n_latents: int = 256, l1: float = 1.0, steps: int = 2000, batch_size: int = 512, lr: float = 1e-3,
-              seed: int = 0, resample_every: int = 500, show_progress: bool = False):
+              seed: int = 0, resample_every: int = 500, show_progress: bool = False, sae=None):
     """Train a `SparseAutoencoder` on activations (N, d) with Adam; decoder rows renormalised after every step; dead
-    latents (no firing in the last `resample_every` steps) resampled until 80% of training (0 disables)."""
+    latents (no firing in the last `resample_every` steps) resampled until 80% of training (0 disables). Pass `sae` to
+    continue training an existing autoencoder."""
     import torch
     X = torch.as_tensor(np.asarray(acts, dtype=np.float32))
     if X.ndim != 2 or len(X) < 2: raise ValueError(f"parameter 'acts' must have shape (N >= 2, d); got {tuple(X.shape)}")
     if not (isinstance(l1, (int, float)) and l1 >= 0): raise ValueError(f"parameter 'l1' must be a float >= 0; got {l1!r}")
     if not isinstance(steps, (int, np.integer)) or steps < 1: raise ValueError(f"parameter 'steps' must be an int >= 1; got {steps!r}")
     g = torch.Generator().manual_seed(int(seed))
-    sae = SparseAutoencoder(X.shape[1], n_latents, seed)
-    with torch.no_grad(): sae.b_dec.copy_(X.median(dim=0).values)
+    if sae is None:
+        sae = SparseAutoencoder(X.shape[1], n_latents, seed)
+        with torch.no_grad(): sae.b_dec.copy_(X.median(dim=0).values)
+    n_latents = sae.W_dec.shape[0]
     opt = torch.optim.Adam(sae.parameters(), lr=lr)
     fired = torch.zeros(n_latents, dtype=torch.bool)
     log = SAETrainLog()
@@ -442,7 +445,7 @@ def arithmetic_accuracy(model, problems: Sequence[tuple[int, int]], kind: str) -
         pred = model(x)[:, -1].argmax(-1).numpy()
     return float(np.mean(pred == ans))
 
-# %% ../../nbs/papers/multidim_features.ipynb #04f76903
+# %% ../../nbs/papers/multidim_features.ipynb #8548b738
 def collect_activations(model, ids: np.ndarray, layer: int, batch: int = 512):
     "Residual stream `hidden[layer]` of a TinyLM for every non-pad token of `ids` (N, T): (acts (n, d), token ids, (row, pos))."
     import torch
@@ -469,15 +472,16 @@ def normalise_activations(A: np.ndarray):
 
 
 def is_cyclic_order(points: np.ndarray, ks: Sequence[int] = (1, 2, 3)) -> int:
-    """0 if the class means `points` (p, 2) (class a at row a) are not in cyclic order a -> k·a mod p for any k in `ks`
-    (up to rotation and reflection); else the first such k."""
+    """0 if the class means `points` (p, 2) (class a at row a) are not arranged around their centroid like a circle of
+    frequency k (class a at angle 2πka/p) for any k in `ks`, up to rotation and reflection; else the first such k."""
     P = np.asarray(points, dtype=float)
     p = len(P)
     ang = np.arctan2(*(P - P.mean(0)).T[::-1])
     order = list(np.argsort(ang))
     for k in ks:
         if math.gcd(k, p) != 1: continue
-        target = [(k * a) % p for a in range(p)]
+        kinv = pow(int(k), -1, p)
+        target = [(j * kinv) % p for j in range(p)]        # labels met going around a circle of frequency k
         for seq in (order, order[::-1]):
             r = seq.index(0)
             if seq[r:] + seq[:r] == target: return int(k)
