@@ -880,7 +880,7 @@ CLAIMS = [
           "than with a random 2-D plane or average ablation, each seed", _check_intervention),
 ]
 
-# %% ../../nbs/papers/multidim_features.ipynb #8fcf4f09
+# %% ../../nbs/papers/multidim_features.ipynb #16782a3b
 def _analysis(model, params, seed, layer, n_latents, l1, show_progress=False, random_calendar=False):
     "Corpus activations at `layer` → SAE pipeline (one SAE)."
     rng = np.random.default_rng([seed, 5, int(random_calendar)])
@@ -898,7 +898,7 @@ def _best_calendar(clusters) -> float:
     return float(max(sc)) if sc else 0.0
 
 
-def summarise_pipeline(an: dict, vocab: Sequence[str] = VOCAB, max_points: int = 600) -> dict:
+def summarise_pipeline(an: dict, vocab: Sequence[str] = VOCAB, max_points: int = 500) -> dict:
     """JSON-able summary of one pipeline (miniature or Hugging Face): SAE statistics and every cluster's indices,
     composition, PCA projections (first 3 components, subsampled) with each point's token and context."""
     ids = an.get("ids")
@@ -997,7 +997,7 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     res._models = models          # live models for the explorer (not serialised)
     return res
 
-# %% ../../nbs/papers/multidim_features.ipynb #b9131311
+# %% ../../nbs/papers/multidim_features.ipynb #46309340
 CAL_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
               "#393b79", "#637939"]
 
@@ -1028,19 +1028,21 @@ def cluster_figure(cl: dict, projection: str = "PCA 0-1", colour: str = "token",
     fig = go.Figure()
     idx = np.flatnonzero(mask)
 
-    def colour_of(i):
-        k, v = kind_val[i]
-        if cval is not None: return CAL_COLORS[cval[i] % 12] if cval[i] >= 0 else "#cccccc"
-        return CAL_COLORS[v % 12] if k != "other" else CAL_COLORS[sum(map(ord, toks[i])) % 12] + "80"
-
-    cols = [colour_of(i) for i in idx]
+    # numeric colours on a stepped scale (plotly validates numbers much faster than colour strings):
+    # -1 = grey (other tokens), 0..11 = the calendar palette
+    if cval is None: cval = [v if k != "other" else -1 for k, v in kind_val]
+    cnum = np.asarray([cval[i] for i in idx], dtype=float)
+    scale = []
+    for j, col in enumerate(["#cccccc"] + CAL_COLORS):
+        scale += [[j / 13, col], [(j + 1) / 13, col]]
+    marker = dict(color=cnum, colorscale=scale, cmin=-1.5, cmax=11.5, showscale=False)
     hover = [f"{toks[i]} | {ctx[i]}" for i in idx]
     if three:
         fig.add_trace(go.Scatter3d(x=P[idx, 0], y=P[idx, 1], z=P[idx, 2], mode="markers", name="tokens", text=hover,
-                                   hovertemplate="%{text}<extra></extra>", marker=dict(size=3, color=cols)))
+                                   hovertemplate="%{text}<extra></extra>", marker=dict(size=3, **marker)))
     else:
         fig.add_trace(go.Scatter(x=P[idx, ax[0]], y=P[idx, ax[1]], mode="markers", name="tokens (hover: token | context)",
-                                 text=hover, hovertemplate="%{text}<extra></extra>", marker=dict(size=6, color=cols, opacity=0.7)))
+                                 text=hover, hovertemplate="%{text}<extra></extra>", marker=dict(size=6, opacity=0.7, **marker)))
     for names in (DAYS, MONTHS):
         cents = [(P[[i for i in range(len(toks)) if toks[i] == nm]].mean(0), nm) for nm in names if nm in toks]
         if len(cents) >= 3 and not three:
@@ -1154,7 +1156,7 @@ def fig_intervention(result, tag: str | None = None):
     tag = tag or f"trained (seed {result.seed})"
     return intervention_figure(result.artefacts["intervention"][tag], f"Circle intervention, {tag}")
 
-# %% ../../nbs/papers/multidim_features.ipynb #09b4633a
+# %% ../../nbs/papers/multidim_features.ipynb #0d520af3
 def explore(result=None, extra: dict | None = None):
     """Circle-feature SAE viewer. `extra` maps a name to `summarise_pipeline(hf_pipeline(...))` (or to
     {"layer L, ...": summary}) to add a Hugging Face model to the model list."""
@@ -1179,6 +1181,9 @@ def _explorer_class():
                     {f"layer {v.get('layer')}, {v['n_latents']} latents, l1 {v['l1']:g}": v}
             self.live = getattr(result, "_models", {})
             self._probe_cache: dict = {}
+            for name in self.live:                   # fit the circle probes now, so that no control move waits for one
+                for cfg in self.models.get(name, {}).values():
+                    self._probe(name, cfg.get("layer") or 1)
             st = {"description_width": "80px"}
             first = next(iter(self.models))
             controls = {
@@ -1233,9 +1238,9 @@ def _explorer_class():
             return (cal or cls or [None])[0]
 
         # -- live rotation ------------------------------------------------------------------------------
-        def _probe(self, name):
+        def _probe(self, name, layer=None):
             if name not in self.live: return None
-            layer = self._analysis().get("layer") or 1
+            layer = layer or self._analysis().get("layer") or 1
             key = (name, layer)
             if key not in self._probe_cache:
                 import torch
