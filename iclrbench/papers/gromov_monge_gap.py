@@ -442,7 +442,7 @@ def fig_final_maps(result):
     style(fig, "Learned maps T#p (coloured by source blob) over the target (grey)", height=360)
     return fig
 
-# %% ../../nbs/papers/gromov_monge_gap.ipynb #9dcf4863
+# %% ../../nbs/papers/gromov_monge_gap.ipynb #a72cfa24
 def explore(result=None):
     "The OT map explorer (see above)."
     if result is None: result = run("smoke", progress=False, n_seeds=1)
@@ -474,7 +474,7 @@ def _explorer_class():
                 "regulariser": widgets.Dropdown(options=list(REGULARISERS), value="GMG", description="regulariser", **fs),
                 "lam": widgets.FloatLogSlider(value=min(max(p["lam"], 1e-3), 10), base=10, min=-3, max=1, description="λ", **sl),
                 "eps0": widgets.FloatLogSlider(value=min(max(p["eps0"], 1e-3), 1), base=10, min=-3, max=0, description="ε₀", **sl),
-                "chunk": widgets.IntSlider(value=40, min=10, max=100, step=10, description="steps/click", **sl),
+                "chunk": widgets.IntSlider(value=30, min=10, max=100, step=10, description="steps/click", **sl),
                 "train": widgets.Button(description="train +N steps", button_style="info"),
                 "snapshot": widgets.IntSlider(value=0, min=0, max=0, description="training step", **sl),
                 "t": widgets.FloatSlider(value=1.0, min=0.0, max=1.0, step=0.05, description="time t", **sl),
@@ -488,18 +488,19 @@ def _explorer_class():
         def _key(self, s=None):
             s = s or self.state
             lam = round(s["lam"], 6) if s["regulariser"] != "none" else 0.0
-            return (s["source"], s["target"], s["cost"], s["regulariser"], lam, round(s["eps0"], 6))
+            eps0 = round(s["eps0"], 6) if s["regulariser"] == "GMG" else None     # only GMG training depends on ε₀
+            return (s["source"], s["target"], s["cost"], s["regulariser"], lam, eps0)
 
         def _is_preset(self, key):
             src, tgt, cost, reg, lam, eps0 = key
             b = self.base
-            return (src == "three blobs" and tgt == b["target"] and cost == b["cost"] and round(eps0, 6) == round(b["eps0"], 6)
+            return (src == "three blobs" and tgt == b["target"] and cost == b["cost"] and (eps0 is None or eps0 == round(b["eps0"], 6))
                     and (reg == "none" or abs(lam - b["lam"]) < 1e-9) and reg in self.result.artefacts["snapshots"])
 
         def _entry(self, key):
             if key in self.runs: return self.runs[key]
             src, tgt, cost, reg, lam, eps0 = key
-            cfg = GMGConfig(source=src, target=tgt, cost=cost, regulariser=reg, lam=lam, eps0=eps0,
+            cfg = GMGConfig(source=src, target=tgt, cost=cost, regulariser=reg, lam=lam, eps0=self.base["eps0"] if eps0 is None else eps0,
                             gw_outer=self.base["gw_outer"], gw_inner=self.base["gw_inner"])
             tr = MapTrainer(cfg, self.seed)
             if self._is_preset(key):
@@ -517,12 +518,13 @@ def _explorer_class():
             self.runs[key] = e
             return e
 
-        def _metrics(self, key, i):
+        def _metrics(self, key, i, eps0):
+            "Fit, DST, GMG and the GW plan of snapshot i, the GMG evaluated at ε₀ = `eps0` (the slider's value)."
             e = self._entry(key)
-            ck = (key, i)
+            ck = (key, i, round(eps0, 6))
             if ck not in self._cache:
                 st, tx = e["snaps"][i]
-                cost, eps0 = key[2], key[5]
+                cost = key[2]
                 x, y = e["x"][:96], e["y"][:96]
                 X, TX, Y = (torch.tensor(v, dtype=torch.float64) for v in (x, tx[:96], y))
                 from iclrbench.ot import sinkhorn_divergence
@@ -559,9 +561,10 @@ def _explorer_class():
             e = self._entry(key)
             i = min(s["snapshot"], len(e["snaps"]) - 1)
             st, tx = e["snaps"][i]
-            met = self._metrics(key, i)
+            met = self._metrics(key, i, s["eps0"])
             lam_txt = f"λ={s['lam']:.3g}" if s["regulariser"] != "none" else "λ=0"
-            trained = "" if len(e["snaps"]) > 1 or st > 0 else " — untrained: press 'train +N steps'"
+            trained = (f" (button: +{s['chunk']} steps)" if len(e["snaps"]) > 1 or st > 0
+                       else f" — untrained: press 'train' (+{s['chunk']} steps)")
             self.draw("map", map_figure(e["x"], e["lab"], e["y"], tx, s["t"],
                                         f"{s['source']} → {s['target']}, {s['regulariser']} ({s['cost']}, {lam_txt}), step {st}, t={s['t']:.2f}{trained}"))
             order = np.argsort(e["lab"][:64], kind="stable")
@@ -569,7 +572,7 @@ def _explorer_class():
                                                       f"distortion of {s['cost']} costs, step {st}: DST={met['dst']:.3g}"))
             plan = met["plan"][np.ix_(order, order)] if len(met["plan"]) >= 64 else met["plan"]
             self.draw("plan", plan_figure(plan[:64, :64], f"GW coupling P* (ε₀={s['eps0']:.3g}, ε={met['eps']:.3g}), 64 of 96 points"))
-            curve = [self._metrics(key, j) for j in range(len(e["snaps"]))]
+            curve = [self._metrics(key, j, s["eps0"]) for j in range(len(e["snaps"]))]
             self.draw("values", values_figure({"step": [c["step"] for c in curve], "dst": [c["dst"] for c in curve],
                                                "gmg": [c["gmg"] for c in curve], "fit": [c["fit"] for c in curve]},
                                               {"DST": met["dst"], "GMG": met["gmg"], "GW_ε": met["gw"]},

@@ -374,7 +374,7 @@ def fig_claims(result):
     style(fig, f"Nuisance task, seeds {m['seeds']}", height=360)
     return fig
 
-# %% ../../nbs/papers/regression_ordinality.ipynb #56c1ec65
+# %% ../../nbs/papers/regression_ordinality.ipynb #29697201
 def explore(result=None):
     "The regression-tightness explorer (see above)."
     if result is None: result = run("smoke", progress=False, n_seeds=1)
@@ -403,7 +403,7 @@ def _explorer_class():
                 "reg": widgets.FloatSlider(value=0.1, min=0.02, max=0.5, step=0.02, description="Sinkhorn ε", **sl),
                 "heads": widgets.IntSlider(value=4, min=1, max=16, description="M heads", **sl),
                 "lam": widgets.FloatLogSlider(value=1.0, base=10, min=-2, max=1, description="λ ROT", **sl),
-                "epochs": widgets.IntSlider(value=200, min=50, max=1000, step=50, description="epochs", **sl),
+                "epochs": widgets.IntSlider(value=100, min=50, max=1000, step=50, description="epochs", **sl),
                 "train": widgets.Button(description="train custom", button_style="info"),
             }
             super().__init__(controls, ["features", "spread", "plans"], title="Regression tightness: features, H(Z|Y), ROT plans",
