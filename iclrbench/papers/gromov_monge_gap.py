@@ -74,15 +74,20 @@ __all__ = ['COSTS', 'REGULARISERS', 'SOURCES', 'TARGETS', 'PAPER', 'PARAMS', 'SC
            'evaluate_map', 'run', 'map_figure', 'distortion_figure', 'plan_figure', 'values_figure', 'fig_claims',
            'fig_final_maps', 'explore']
 
-# %% ../../nbs/papers/gromov_monge_gap.ipynb #63668a95
+# %% ../../nbs/papers/gromov_monge_gap.ipynb #8ae87112
 SOURCES = ("three blobs", "moons", "spiral", "gaussian")
 TARGETS = ("circle", "uniform", "moons", "digit")
 
 
+@functools.lru_cache(maxsize=1)
+def _digit_image() -> np.ndarray:
+    from sklearn.datasets import load_digits
+    return load_digits().images[3].astype(float)       # an 8×8 '3'
+
+
 def _digit_pixels(n: int, rng: np.random.Generator) -> np.ndarray:
     "Points sampled from the ink of a handwritten '3' (sklearn's bundled digits), jittered, scaled to [-1.5, 1.5]²."
-    from sklearn.datasets import load_digits
-    img = load_digits().images[3].astype(float)       # an 8×8 '3'
+    img = _digit_image()
     w = img.ravel() / img.sum()
     idx = rng.choice(64, size=n, p=w)
     r, c = idx // 8, idx % 8
@@ -203,7 +208,7 @@ def evaluate_map(x: np.ndarray, tx: np.ndarray, y: np.ndarray, cost: str = "l2sq
         g = gmg_loss(X, TX, cost, eps0, gw_outer, gw_inner)
     return {"fit": fit, "dst": float(g.dst), "gmg": float(g.gmg), "gw": float(g.gw)}
 
-# %% ../../nbs/papers/gromov_monge_gap.ipynb #1f02cd2d
+# %% ../../nbs/papers/gromov_monge_gap.ipynb #2d87a526
 PAPER = Paper(
     slug="gromov_monge_gap",
     title="Disentangled Representation Learning with the Gromov-Monge Gap",
@@ -258,7 +263,10 @@ CLAIMS = [
           "Fig. 2 (toy, mixture of Gaussians → circle); no number",
           "Sinkhorn divergence to the target: GMG-reg ≤ 0.6 × DST-reg, every seed", check=_check_fit_vs_dst),
     Claim("gmg-keeps-geometry", "GMG-regularised maps preserve distances as much as can be achieved, unlike unregularised maps.",
-          "Fig. 2 (toy); no number", "distortion DST_n: GMG-reg ≤ 0.8 × none, every seed", check=_check_geometry),
+          "Fig. 2 (toy); no number", "distortion DST_n: GMG-reg ≤ 0.8 × none, every seed", check=_check_geometry,
+          note="At smoke scale (seeds 0-2) GMG-reg distorts only 10-15 % less than no regulariser: the GW value of its maps, "
+               "from the identity-initialised entropic solver, is nearly equal to their DST (GMG ~ 0), so the gap "
+               "gives no further push."),
     Claim("gmg-fits", "GMG-regularised maps still fit the target distribution.", "Fig. 2 (toy); no number",
           "Sinkhorn divergence: GMG-reg ≤ 4 × none, every seed", check=_check_fit_vs_none),
     Claim("dci-disentanglement",
@@ -442,7 +450,7 @@ def fig_final_maps(result):
     style(fig, "Learned maps T#p (coloured by source blob) over the target (grey)", height=360)
     return fig
 
-# %% ../../nbs/papers/gromov_monge_gap.ipynb #a72cfa24
+# %% ../../nbs/papers/gromov_monge_gap.ipynb #ce962772
 def explore(result=None):
     "The OT map explorer (see above)."
     if result is None: result = run("smoke", progress=False, n_seeds=1)
@@ -554,6 +562,10 @@ def _explorer_class():
 
         # --- drawing ----------------------------------------------------------------------------
         def refresh(self, changed=None):
+            with torch_threads(1):          # tiny tensors: one thread is many times faster on a busy machine
+                self._refresh(changed)
+
+        def _refresh(self, changed=None):
             s = self.state
             if changed in ("source", "target", "cost", "regulariser", "lam", "eps0"):
                 self._sync_snapshot_slider(to_end=True)

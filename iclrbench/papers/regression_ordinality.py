@@ -374,7 +374,7 @@ def fig_claims(result):
     style(fig, f"Nuisance task, seeds {m['seeds']}", height=360)
     return fig
 
-# %% ../../nbs/papers/regression_ordinality.ipynb #29697201
+# %% ../../nbs/papers/regression_ordinality.ipynb #9ef2bed6
 def explore(result=None):
     "The regression-tightness explorer (see above)."
     if result is None: result = run("smoke", progress=False, n_seeds=1)
@@ -435,6 +435,10 @@ def _explorer_class():
             return ss[min(i, len(ss) - 1)]
 
         def refresh(self, changed=None):
+            with torch_threads(1):
+                self._refresh(changed)
+
+        def _refresh(self, changed=None):
             s = self.state
             a, b = self._snap(s["run"], s["snapshot"]), self._snap(s["compare"], s["snapshot"])
             n = min(len(self.y), len(np.asarray(a["z"])))
