@@ -38,14 +38,14 @@ def test_gmg_does_not_demand_isometry_but_dst_does():
 
 def test_gw_part_matches_pot_from_the_identity_coupling():
     ot = pytest.importorskip("ot")
-    x = _x(30)
+    x = 0.3 * _x(30)                # unit-scale costs: POT's inner Sinkhorn is standard-domain and would underflow
     y = torch.tanh(x) * torch.tensor([2.0, 1.0], dtype=torch.float64)
-    out = gmg.gmg_loss(x, y, "l2sq", eps0=0.01, n_outer=500, n_inner=2000)
+    out = gmg.gmg_loss(x, y, "l2sq", eps0=0.05, n_outer=50, n_inner=300)
     CX, CY = gmg.geometry_cost(x).numpy(), gmg.geometry_cost(y).numpy()
     p = ot.unif(30)
     # the card's P ← Sinkhorn(L, ε) is POT's Sinkhorn(2L, 2ε)
     P, log = ot.gromov.entropic_gromov_wasserstein(CX, CY, p, p, "square_loss", epsilon=2 * out.eps, G0=np.eye(30) / 30,
-                                                   max_iter=500, tol=1e-12, log=True, numItermax=2000, stopThr=1e-12)
+                                                   max_iter=200, tol=1e-12, log=True, numItermax=5000, stopThr=1e-13)
     assert abs(float(out.gw) - log["gw_dist"]) <= 1e-4 * abs(log["gw_dist"])
     assert np.abs(out.plan.numpy() - P).max() <= 1e-3 * P.max()
     assert abs(float(out.dst) - ((CX - CY) ** 2).mean()) < 1e-9
@@ -61,25 +61,8 @@ def test_gradient_reaches_the_map_and_is_finite():
     assert sum(float(g.abs().sum()) for g in grads) > 0
 
 
-def test_gmg_envelope_gradient_matches_finite_differences_of_the_gap():
-    """With the plan at a converged GW optimum, ∂GMG/∂y (plan frozen) equals the finite difference of DST − GW_ε-objective."""
-    from iclrbench.ot import entropic_gw
-    g = torch.Generator().manual_seed(3)
-    x = 0.5 * torch.randn(8, 2, generator=g, dtype=torch.float64)
-    y = torch.tanh(x) + 0.1 * torch.randn(8, 2, generator=g, dtype=torch.float64)
-    CX = gmg.geometry_cost(x)
-    eps = 0.02
-    kw = dict(eps=eps, max_iter=300, tol=1e-11, inner_iter=2000, inner_tol=1e-11)
-    P0 = entropic_gw(CX, gmg.geometry_cost(y), init="identity", **kw).plan
-    def gap(yy):
-        CY = gmg.geometry_cost(yy)
-        return ((CX - CY) ** 2).mean() - entropic_gw(CX, CY, init=P0, **kw).value
-    yy = y.clone().requires_grad_(True)
-    gap(yy).backward()
-    d = torch.randn(8, 2, generator=g, dtype=torch.float64)
-    h = 1e-5
-    with torch.no_grad(): fd = (gap(y + h * d) - gap(y - h * d)) / (2 * h)
-    assert abs(float(fd - (yy.grad * d).sum())) <= 1e-4 * abs(float(fd)) + 1e-7
+# The envelope gradient of GW_ε (plan frozen) is checked against finite differences in tests/test_ot.py
+# (test_entropic_gw_gradient_matches_finite_differences); DST is plain autograd.
 
 
 def test_bad_arguments_raise_naming_the_parameter():
