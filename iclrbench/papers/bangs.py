@@ -570,7 +570,7 @@ def fig_summary(result):
                                  marker_color=METHOD_COLORS[k]), 1, 2)
     return style(fig, "Per seed: accuracy and class balance of the selections")
 
-# %% ../../nbs/papers/bangs.ipynb #e524fbe9
+# %% ../../nbs/papers/bangs.ipynb #670d2807
 def explore(result=None):
     "Interactive explorer: selections on the graph, accuracy per round, class histogram, Banzhaf vs confidence."
     if result is None: result = run("smoke", progress=False, n_seeds=1)
@@ -635,9 +635,11 @@ def _explorer_class():
             if dk not in self.teachers: return None
             if key not in self.firsts:
                 g, masks, noisy = self._data(dk)
-                logits = self.teachers[dk][0]
                 val, lab = np.flatnonzero(masks["val"]), np.flatnonzero(masks["train"])
-                probs = softmax(logits / fit_temperature(logits[val], g.y[val]))
+                if ("probs", dk) not in self.firsts:
+                    logits = self.teachers[dk][0]
+                    self.firsts[("probs", dk)] = softmax(logits / fit_temperature(logits[val], g.y[val]))
+                probs = self.firsts[("probs", dk)]
                 out = {}
                 for meth in ("confidence", "bangs"):
                     sel = select_nodes(meth, probs, g.adjacency, lab, noisy[lab], np.array([], int), key[1], key[2], key[3],
@@ -684,8 +686,13 @@ def _explorer_class():
             runs = self._runs(key)
             first = self._first(key)
             desc = f"K={key[1]}, pool={key[2]}, t={key[3]}, {key[4]}, scale={dk[0]}, noise={dk[1]}"
+            if changed == "round" and not runs: return
             if runs:
                 upto = min(int(s["round"]), max(len(r.get("selected", [])) for r in runs.values()) or 1)
+                if changed == "round":
+                    self.draw("graph", selection_graph(self.pos, g.edge_index, g.y, lab, {k: runs[k] for k in ("confidence", "bangs") if k in runs},
+                                                       upto, f"Selected nodes, rounds 1–{upto} ({desc})"))
+                    return
                 self.draw("graph", selection_graph(self.pos, g.edge_index, g.y, lab, {k: runs[k] for k in ("confidence", "bangs") if k in runs},
                                                    upto, f"Selected nodes, rounds 1–{upto} ({desc})"))
                 self.draw("accuracy", accuracy_figure(runs, f"Accuracy per round ({desc})"))
