@@ -77,3 +77,17 @@ def test_reward_at_kl_and_bad_parameters():
     # the Mallows-φ link: 1 when φ → 0, ½ when φ → 1, decreasing in φ
     assert mp.mallows_phi_link(1e-6, [1, 3]) == pytest.approx([1, 1], abs=1e-5)
     assert mp.mallows_phi_link(1 - 1e-4, [2]) == pytest.approx([0.5], abs=1e-3)
+
+
+def test_bandit_loss_is_the_shared_dpo_loss():
+    """The inlined count-weighted loss of train_bandit equals iclrbench.prefs.dpo_loss over the listed pairs."""
+    import torch.nn.functional as F
+    w = mp.make_bandit(1, n_prompts=4, n_arms=5, n_pairs=30)
+    rng = np.random.default_rng(0)
+    lp = torch.tensor(rng.normal(size=(4, 5)))
+    beta = torch.tensor([0.5, 1.0, 2.0, 0.7])
+    W = torch.tensor(w["wins"])
+    inl = (W * -F.logsigmoid(beta[:, None, None] * (lp[:, :, None] - lp[:, None, :]))).sum()
+    x, a, b = np.nonzero(w["wins"])
+    ref = (W[x, a, b] * dpo_loss(lp[x, a], lp[x, b], torch.zeros(len(x), dtype=torch.float64), torch.zeros(len(x), dtype=torch.float64), beta=beta[x])[0]).sum()
+    assert torch.allclose(inl, ref)

@@ -24,8 +24,8 @@ from ..core import progress as progress_bar
 __all__ = ['PAPER', 'SPECIALS', 'PHRASINGS', 'GROUPS', 'K_VALUES', 'PARAMS', 'SCALES', 'CLAIMS', 'TRUTHFULQA_TEMPLATE',
            'FactsWorld', 'make_world', 'make_corpus', 'parse_city', 'train_facts_lm', 'sample_answers',
            'greedy_answers', 'integrative_decode', 'majority_vote', 'copy_rate', 'evaluate_decoders', 'group_accuracy',
-           'build', 'run', 'build_id_inputs', 'integrative_decode_ids', 'integrative_generate', 'accuracy_figure',
-           'entity_trace', 'entity_figures', 'explore']
+           'ideal_id_accuracy', 'ideal_accuracies', 'build', 'run', 'build_id_inputs', 'integrative_decode_ids',
+           'integrative_generate', 'accuracy_figure', 'entity_trace', 'entity_figures', 'explore']
 
 # %% ../../nbs/papers/integrative_decoding.ipynb #2b8620fe
 PAPER = Paper(
@@ -329,7 +329,44 @@ def group_accuracy(world: FactsWorld, correct) -> dict[str, float]:
     acc["overall"] = float(c[world.group < 2].mean())
     return acc
 
-# %% ../../nbs/papers/integrative_decoding.ipynb #6b61128c
+# %% ../../nbs/papers/integrative_decoding.ipynb #3d2c3d10
+def ideal_id_accuracy(world: FactsWorld, e: int, k_values: Sequence[int] = K_VALUES, aggregate: str = "logprob",
+                      n_draws: int = 400, seed: int = 0) -> dict[str, dict[int, float]]:
+    """Accuracy of ID and of the oracle vote for entity e under the world's exact (Bayes-optimal) conditionals."""
+    rng = np.random.default_rng(seed)
+    C = world.n_cities
+    p = world.city_distribution(e)
+    PH = np.stack([np.array([1.0, 0, 0]) if (world.group[e] == 1 and c == world.misconception[e] and c != world.truth[e])
+                   else np.ones(3) / 3 for c in range(C)])                        # P(wording | city)
+    fresh = p[:, None] * PH
+    acc = {m: {k: 0.0 for k in k_values} for m in ("id", "vote")}
+    for _ in range(n_draws):
+        cs = rng.choice(C, size=max(k_values), p=p)
+        for k in k_values:
+            d = cs[:k]
+            J = world.copy_prob * np.eye(C)[d][:, :, None] * PH[None] + (1 - world.copy_prob) * fresh[None]   # (k, C, 3)
+            pw = J.sum(1)
+            sc = np.log(pw).sum(0) if aggregate == "logprob" else pw.sum(0)
+            w = int(sc.argmax())
+            pc = J[:, :, w] / pw[:, w:w + 1]
+            sc = np.log(np.clip(pc, 1e-300, None)).sum(0) if aggregate == "logprob" else pc.sum(0)
+            acc["id"][k] += float(sc.argmax() == world.truth[e]) / n_draws
+            vals, cnt = np.unique(d, return_counts=True)
+            acc["vote"][k] += float(np.mean(vals[cnt == cnt.max()] == world.truth[e])) / n_draws
+    return acc
+
+
+def ideal_accuracies(world: FactsWorld, k_values: Sequence[int] = K_VALUES, n_draws: int = 300, seed: int = 0) -> dict:
+    "Ideal-model ID / vote accuracy per group (one representative entity per group; groups are symmetric) and aggregation."
+    out = {}
+    for agg in ("logprob", "prob"):
+        out[agg] = {}
+        for gi, g in enumerate(GROUPS):
+            e = int(np.where(world.group == gi)[0][0])
+            out[agg][g] = ideal_id_accuracy(world, e, k_values, agg, n_draws, seed)
+    return out
+
+# %% ../../nbs/papers/integrative_decoding.ipynb #4ac704c1
 PARAMS = [
     Param("n_per_group", "int", "entities per group (clean, misconception, control)", low=5, high=200),
     Param("n_cities", "int", "number of cities", low=3, high=100),
@@ -442,6 +479,7 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
                              control_acc_greedy=acc["greedy"]["control"], control_acc_id8=acc["id8"]["control"],
                              copy_rate=cr, copy_prob=p["copy_prob"], accuracy=acc,
                              accuracy_other_aggregate=dict(aggregate=other, accuracy=acc_o),
+                             ideal=ideal_accuracies(world, K_VALUES, 200, seed),
                              acc_id_by_k_other_aggregate={k: round(acc_other[k]["overall"], 3) for k in K_VALUES})
     art = dict(k_values=list(K_VALUES), groups=list(GROUPS), group=world.group, truth=world.truth,
                misconception=world.misconception, itos=world.itos,
@@ -450,7 +488,7 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
                id_answers={k: [world.decode(a) for a in v] for k, v in ev["id_answers"].items()})
     return make_result(PAPER, CLAIMS, scale, seed, params, m, art, timer.timings)
 
-# %% ../../nbs/papers/integrative_decoding.ipynb #dbef6b99
+# %% ../../nbs/papers/integrative_decoding.ipynb #5eb5532b
 TRUTHFULQA_TEMPLATE = ("Question: {question}\nAnswer: {response}\n\nAnswer the above question again with one or two sentences. "
                        "Ensure the factuality of the answer.\nRefined Answer:")
 
@@ -520,7 +558,7 @@ def integrative_generate(model, tokenizer, prompt: str, k: int = 8, template: st
     toks = integrative_decode_ids(model, enc["input_ids"], enc["attention_mask"], max_new_tokens, eos, aggregate, use_cache)
     return dict(text=tokenizer.decode(toks, skip_special_tokens=True), responses=responses, token_ids=toks)
 
-# %% ../../nbs/papers/integrative_decoding.ipynb #e184592e
+# %% ../../nbs/papers/integrative_decoding.ipynb #c8ebe84b
 def _go():
     import plotly.graph_objects as go
     return go

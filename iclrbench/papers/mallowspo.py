@@ -87,7 +87,7 @@ def neg_log_dispersion(H_chosen, H_rejected, c0: float = 0.29, eps: float = 1e-4
     H = (0.5 * (torch.as_tensor(H_chosen) + torch.as_tensor(H_rejected))).clamp(eps, 1 - eps)
     return (-c0 * torch.log(H)).detach()
 
-# %% ../../nbs/papers/mallowspo.ipynb #50d4b5a9
+# %% ../../nbs/papers/mallowspo.ipynb #32de6e6d
 BETAS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 
 
@@ -123,6 +123,7 @@ def train_bandit(wins, weights, betas: Sequence[float] = BETAS, log_ref=None, st
     `wins` (P,K,K) or (G,P,K,K); `weights` (M,P) or (G,M,P) per-prompt β multipliers (row m: one method; ones = DPO);
     returns policies (G?, M, len(betas), P, K). θ starts at 0 (π = π_ref)."""
     import torch
+    import torch.nn.functional as F
     from iclrbench.prefs import dpo_loss
     W = torch.as_tensor(np.asarray(wins, float))
     squeeze = W.dim() == 3
@@ -139,15 +140,16 @@ def train_bandit(wins, weights, betas: Sequence[float] = BETAS, log_ref=None, st
     th = torch.zeros(G, M, B, P, K, dtype=torch.float64, requires_grad=True)
     opt = torch.optim.Adam([th], lr=lr)
     N = W.sum((1, 2, 3))
-    beff = (bet[None, None, :, None] * wg[:, :, None, :])[..., None, None].expand(G, M, B, P, K, K)  # (G,M,B,P,K,K)
-    Wx = W[:, None, None].expand(G, M, B, P, K, K)
+    beff = bet[None, None, :, None] * wg[:, :, None, :]                              # (G, M, B, P): β·c(x)
+    dpo_loss(torch.zeros(1, dtype=torch.float64), torch.zeros(1, dtype=torch.float64), beta=beff.flatten(), reference_free=True)  # validates β·c
+    beff = beff[..., None, None]
+    Wx = W[:, None, None]                                                             # (G, 1, 1, P, K, K)
+    lref_b = lref[:, None, None]
     for _ in range(steps):
-        lref_b = lref[:, None, None]
         lp = torch.log_softmax(lref_b + th, -1) - lref_b                              # Δ = log π − log π_ref
-        a, b = lp[..., :, None].expand(-1, -1, -1, -1, K, K), lp[..., None, :].expand(-1, -1, -1, -1, K, K)
-        z = torch.zeros_like(a)
-        l = dpo_loss(a, b, z, z, beta=beff)[0]
-        loss = ((Wx * l).sum((3, 4, 5)) / N[:, None, None]).sum()
+        margin = lp[..., :, None] - lp[..., None, :]                                  # Δ(a) − Δ(b) for winner a, loser b
+        # = iclrbench.prefs.dpo_loss(Δ(a), Δ(b), 0, 0, beta=β·c(x)) for every (a, b) pair, inlined for speed
+        loss = ((Wx * -F.logsigmoid(beff * margin)).sum((3, 4, 5)) / N[:, None, None]).sum()
         opt.zero_grad(); loss.backward(); opt.step()
     pi = torch.softmax(lref[:, None, None] + th, -1).detach().numpy()
     return pi[0] if squeeze else pi
