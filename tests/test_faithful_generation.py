@@ -1,0 +1,112 @@
+"""SCOPE: the record world and exact scoring, the mixture decoder, the DPO pairs, and the HF noisy decoder."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import iclrbench.papers.faithful_generation as fg
+
+
+@pytest.fixture(scope="module")
+def world():
+    return fg.make_record_world(0)
+
+
+def test_world_priors_and_exact_scoring(world):
+    X = fg.pretraining_corpus(world, 4000, 1)
+    n = np.array([int(world.itos[t][1:]) for t in X[:, 1].tolist()])
+    j = np.array([int(world.itos[t][1:]) for t in X[:, 4].tolist()])
+    c = np.array([int(world.itos[t][1:]) for t in X[:, 6].tolist()])
+    # P(job = job_of[name]) = 0.9 + 0.1/12, same for the city
+    assert np.mean(j == world.job_of[n]) == pytest.approx(0.9 + 0.1 / 12, abs=0.02)
+    assert np.mean(c == world.city_of[j]) == pytest.approx(0.9 + 0.1 / 12, abs=0.02)
+    recs = np.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    outs = [world.text((1, 2, 3)), world.text((4, 5, 7)), world.text((7, 8, 9))[:4]]
+    f = fg.faithfulness(world, recs, outs)
+    assert f["hallucination"] == pytest.approx(2 / 3) and f["parse_rate"] == pytest.approx(2 / 3)
+    assert f["field_accuracy"] == pytest.approx((3 + 2 + 0) / 9)
+    with pytest.raises(ValueError, match="'prior_strength'"): fg.make_record_world(0, prior_strength=1.5)
+
+
+class _Fixed(torch.nn.Module):
+    "A fake LM that always predicts `seq[position - offset]`, i.e. writes a fixed sentence after its prompt."
+    def __init__(self, world, text, prompt_len):
+        super().__init__(); self.w, self.text, self.P = world, text, prompt_len
+        self.seen = []
+    def forward(self, idx):
+        self.seen.append(idx.clone())
+        B, T = idx.shape
+        out = torch.full((B, T, self.w.vocab_size), -30.0)
+        i = min(T - self.P, len(self.text) - 1)
+        out[:, -1, self.text[i]] = 0.0
+        return out
+
+
+def test_mixture_decode_alpha_extremes_and_context_free_noise(world):
+    recs = np.array([[1, 2, 3], [4, 5, 6]])
+    main = _Fixed(world, world.text((1, 2, 3)), 8)         # the "grounded" model always writes record 0's text
+    noise = _Fixed(world, world.text((9, 9, 9)), 1)        # the "prior" writes n9 is a j9 from c9
+    g = torch.Generator().manual_seed(0)
+    out0 = fg.mixture_decode(main, world, recs, "unfaithful", noise, alpha=0.0, generator=g)
+    out1, src1 = fg.mixture_decode(main, world, recs, "unfaithful", noise, alpha=1.0, generator=g, return_sources=True)
+    assert out0 == [world.text((1, 2, 3))] * 2 and out1 == [world.text((9, 9, 9))] * 2 and all(all(s) for s in src1)
+    # the noise model only ever sees "<text>" and generated tokens, never the record's field tokens
+    ctx = {world.tok("<rec>"), world.tok("name="), world.tok("job="), world.tok("city=")}
+    assert all(not (set(x.flatten().tolist()) & ctx) for x in noise.seen)
+    outh = fg.mixture_decode(main, world, recs, "unfaithful", noise, alpha=0.5, generator=torch.Generator().manual_seed(1), return_sources=True)
+    mixed = [t for toks in outh[1] for t in toks]
+    assert 0 < np.mean(mixed) < 1
+    with pytest.raises(ValueError, match="'alpha'"): fg.mixture_decode(main, world, recs, "unfaithful", noise, alpha=2.0)
+    with pytest.raises(ValueError, match="'mode'"): fg.mixture_decode(main, world, recs, "beam")
+
+
+def test_dpo_pairs_mask_prompt_and_start_at_log2(world):
+    from iclrbench.lm import LMConfig, TinyLM
+    from iclrbench.prefs import completion_logprobs, dpo_loss
+    torch.manual_seed(0)
+    m = TinyLM(LMConfig(vocab_size=world.vocab_size, n_layer=1, n_head=2, d_model=16, max_len=32)).eval()
+    recs = np.array([[1, 2, 3], [4, 5, 6]])
+    negs = [world.text((1, 2, 4)), world.text((4, 0, 6))[:5]]
+    (iw, aw, cw), (il, al, cl) = fg.scope_pairs(world, recs, negs)
+    assert cw[0].sum() == 8 and cl[1].sum() == 5 and (cw[:, :8] == 0).all()       # prompt tokens are never scored
+    lw, ll = completion_logprobs(m, iw, cw, aw), completion_logprobs(m, il, cl, al)
+    assert torch.allclose(dpo_loss(lw, ll, lw, ll, beta=0.1)[0], torch.full((2,), math.log(2)))
+    pol, losses = fg.scope_dpo(m, world, recs, negs, beta=0.5, lr=1e-2, epochs=20, batch_size=2)
+    assert losses[0] == pytest.approx(math.log(2), abs=1e-5) and losses[-1] < losses[0]
+
+
+# ---------------------------------------------------------------- the Hugging Face path
+def _tiny_llama(seed, vocab=40):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(LlamaConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                        num_key_value_heads=4, intermediate_size=64, max_position_embeddings=64,
+                                        pad_token_id=0)).double().eval()
+
+
+def _sample_reference(model, ids, att, steps, seed, temperature, top_p):
+    "Plain sampling, uncached, one model: the same generator stream as noisy_generate's token sampler."
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(steps):
+        pos = (att.cumsum(-1) - 1).clamp(min=0)
+        with torch.no_grad(): lp = torch.log_softmax(model(input_ids=ids, attention_mask=att, position_ids=pos).logits[:, -1].float(), -1)
+        t = torch.multinomial(torch.softmax(fg._top_p_filter(lp / temperature, top_p), -1), 1, generator=g)[:, 0]
+        out.append(t); ids = torch.cat([ids, t[:, None]], 1); att = torch.cat([att, torch.ones_like(t[:, None])], 1)
+    return torch.stack(out, 1)
+
+
+def test_hf_noisy_generate_extremes_reproduce_plain_sampling():
+    main, noise = _tiny_llama(0), _tiny_llama(1)
+    mi = dict(input_ids=torch.tensor([[0, 0, 5, 6, 7, 8], [9, 10, 11, 12, 13, 14]]), attention_mask=torch.tensor([[0, 0, 1, 1, 1, 1], [1] * 6]))
+    ni = dict(input_ids=torch.tensor([[3], [3]]), attention_mask=torch.tensor([[1], [1]]))
+    kw = dict(max_new_tokens=6, temperature=0.6, top_p=0.9, seed=7)
+    a0 = fg.noisy_generate(main, noise, mi, ni, alpha=0.0, **kw)
+    a1, src = fg.noisy_generate(main, noise, mi, ni, alpha=1.0, return_sources=True, **kw)
+    assert torch.equal(a0, _sample_reference(main, mi["input_ids"], mi["attention_mask"], 6, 7, 0.6, 0.9))
+    assert torch.equal(a1, _sample_reference(noise, ni["input_ids"], ni["attention_mask"], 6, 7, 0.6, 0.9)) and bool(src.all())
+    cad = fg.noisy_generate(main, None, mi, ni, mode="cad", max_new_tokens=3)
+    assert cad.shape == (2, 3)

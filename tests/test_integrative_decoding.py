@@ -1,0 +1,135 @@
+"""Integrative decoding: the facts world, exact parsing, the aggregation, and the HF path on a tiny random Llama."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import iclrbench.papers.integrative_decoding as idm
+
+
+@pytest.fixture(scope="module")
+def world():
+    return idm.make_world(0)
+
+
+def test_world_matches_the_cards_probabilities(world):
+    X = idm.make_corpus(world, 6000, 1)
+    first, after_a = [], []
+    mis_ents = {world.ent(e): e for e in np.where(world.group == 1)[0]}
+    lives, city_tok = world.stoi["lives"], {world.city_id(c): c for c in range(world.n_cities)}
+    for row in X.tolist():
+        e_tok = row[1]
+        if e_tok in mis_ents:
+            e = mis_ents[e_tok]
+            first.append(row[5] == lives)
+            if row[5] == lives: after_a.append(city_tok[row[7]] == world.misconception[e])
+    assert np.mean(first) == pytest.approx(0.65 / 3 + 0.35, abs=0.03)         # 0.567: greedy starts with "lives"
+    assert np.mean(after_a) == pytest.approx(0.35 / (0.35 + 0.65 / 3), abs=0.04)  # after "lives in" the misconception leads
+    p = world.city_distribution(int(np.where(world.group == 2)[0][0]))
+    assert p.max() == pytest.approx(0.65) and np.allclose(np.sort(p)[:-1], 0.35 / 23)
+
+
+def test_parse_is_exact_and_vote(world):
+    assert idm.parse_city(world, 5, world.answer_tokens(5, 3, "B")) == 3
+    assert idm.parse_city(world, 5, world.answer_tokens(5, 3, "B")[:-1]) is None           # no final "."
+    bad = world.answer_tokens(5, 3, "A"); bad[1] = world.stoi["is"]                        # "is in": not a template
+    assert idm.parse_city(world, 5, bad) is None
+    assert idm.majority_vote([1, 2, 2, None, 1, 2]) == 2 and idm.majority_vote([None]) is None
+    assert idm.majority_vote([4, 1, 1, 4]) == 4                                          # tie → earliest draft
+
+
+class _Lookup(torch.nn.Module):
+    "A fake LM: the next-token log-probs depend on the draft's city token (position 7), so rows disagree."
+    def __init__(self, world, second=True):
+        super().__init__(); self.w = world; self.second = second
+    def forward(self, idx):
+        B, T = idx.shape
+        out = torch.full((B, T, self.w.vocab_size), -20.0)
+        for b in range(B):
+            c = idx[b, 7].item() if T > 8 else self.w.city_id(0)
+            out[b, -1, c] = 0.0
+            if self.second: out[b, -1, self.w.city_id(1)] = -1.0
+        return out
+
+
+def test_id_sums_log_probs_and_appends_to_every_row(world):
+    m = _Lookup(world, second=False)
+    d = lambda c: world.answer_tokens(0, c, "A")            # position 7 of the row is the draft's city
+    # three rows vote c5, c5, c7: the summed log-probs pick c5 (majority), the prob-average too
+    ans = idm.integrative_decode(m, world, [0], [[d(5), d(5), d(7)]], max_new=1)
+    assert ans == [[world.city_id(5)]]
+    m = _Lookup(world)
+    # log-prob vs prob: c1 is every row's second choice (p ≈ 0.27): one dissenting row vetoes c5 under the log-prob sum
+    # (its log p(c5) ≈ −20), so the consensus second choice c1 wins; the sum of probabilities keeps the majority c5
+    assert idm.integrative_decode(m, world, [0], [[d(5), d(5), d(7)]], "logprob", max_new=1) == [[world.city_id(1)]]
+    assert idm.integrative_decode(m, world, [0], [[d(5), d(5), d(7)]], "prob", max_new=1) == [[world.city_id(5)]]
+    with pytest.raises(ValueError, match="'aggregate'"):
+        idm.integrative_decode(m, world, [0], [[d(5)]], "max")
+    with pytest.raises(ValueError, match="'truth_share'"):
+        idm.make_world(0, truth_share=1.5)
+
+
+# ---------------------------------------------------------------- the Hugging Face path
+WORDS = ["<pad>", "<eos>", "question", ":", "answer", "refined", "the", "a", "is", "paris", "rome", "city", "?", "again"] + [f"w{i}" for i in range(30)]
+
+
+@pytest.fixture(scope="module")
+def hf():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="w0"))
+    tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", eos_token="<eos>")
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(WORDS), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                         num_key_value_heads=4, intermediate_size=64, max_position_embeddings=128,
+                                         pad_token_id=0, eos_token_id=1, bos_token_id=None)).double().eval()
+    return model, tok
+
+
+def _reference_id(model, rows, steps):
+    "Unbatched, uncached reference: each row alone (no padding), log-softmax summed over rows, argmax, shared append."
+    out = []
+    rows = [list(r) for r in rows]
+    for _ in range(steps):
+        s = 0
+        with torch.no_grad():
+            for r in rows: s = s + torch.log_softmax(model(input_ids=torch.tensor([r])).logits[0, -1], -1)
+        t = int(s.argmax()); out.append(t)
+        rows = [r + [t] for r in rows]
+    return out
+
+
+def test_hf_id_identical_rows_equals_greedy(hf):
+    model, tok = hf
+    enc = tok(["question the city is ? answer paris again"] * 4, return_tensors="pt")
+    got = idm.integrative_decode_ids(model, enc["input_ids"], enc["attention_mask"], max_new_tokens=8)
+    greedy = model.generate(**tok(["question the city is ? answer paris again"], return_tensors="pt"), do_sample=False,
+                            max_new_tokens=8, pad_token_id=0, eos_token_id=None)[0, enc["input_ids"].shape[1]:].tolist()
+    assert got == greedy
+
+
+def test_hf_id_cache_padding_and_shared_append(hf):
+    model, tok = hf
+    texts = ["question a city ? answer rome", "question the city is ? answer paris again w3 w4", "w5 w6"]
+    tok.padding_side = "left"
+    enc = tok(texts, return_tensors="pt", padding=True)
+    tok.padding_side = "right"
+    assert (enc["attention_mask"] == 0).any()                                   # left padding really happens
+    cached = idm.integrative_decode_ids(model, enc["input_ids"], enc["attention_mask"], 6, use_cache=True)
+    uncached = idm.integrative_decode_ids(model, enc["input_ids"], enc["attention_mask"], 6, use_cache=False)
+    ref = _reference_id(model, [tok(t)["input_ids"] for t in texts], 6)
+    assert cached == uncached == ref
+
+
+def test_hf_integrative_generate_end_to_end(hf):
+    model, tok = hf
+    out = idm.integrative_generate(model, tok, "question the city ?", k=3, max_new_tokens=5, seed=0)
+    assert len(out["responses"]) == 3 and len(out["token_ids"]) <= 5
+    # with given responses, step 3 equals the reference on the templated inputs
+    resp = ["paris", "rome", "paris"]
+    out = idm.integrative_generate(model, tok, "question", k=3, responses=resp, max_new_tokens=4,
+                                   template="question {question} answer {response} again")
+    ref = _reference_id(model, [tok(f"question question answer {r} again")["input_ids"] for r in resp], 4)
+    assert out["token_ids"] == ref

@@ -1,0 +1,93 @@
+"""MallowsPO: the θ loss reduces to DPO, the dispersion estimate from a reference LM, and the bandit mechanism."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import iclrbench.papers.mallowspo as mp
+from iclrbench.prefs import completion_logprobs, dpo_loss, pack_pairs
+
+
+def test_constant_dispersion_is_dpo_and_orientation():
+    x = torch.randn(4, 7, dtype=torch.float64)
+    assert torch.allclose(mp.mallows_dpo_loss(*x, neg_log_disp=torch.ones(7), beta=0.2)[0], dpo_loss(*x, beta=0.2)[0])
+    c = torch.rand(7, dtype=torch.float64) + 0.5
+    assert torch.allclose(mp.mallows_dpo_loss(*x, neg_log_disp=c, beta=0.2)[0], dpo_loss(*x, beta=0.2 * c)[0])
+    # low reference entropy (concentrated) → large c; no gradient flows into c
+    H = torch.tensor([0.2, 0.9], requires_grad=True)
+    c = mp.neg_log_dispersion(H, H)
+    assert c[0] > c[1] > 0 and not c.requires_grad
+    assert mp.mallows_ipo_loss(*x[:, :1], neg_log_disp=torch.ones(1), beta=0.5).item() == pytest.approx(((x[0, 0] - x[2, 0]) - (x[1, 0] - x[3, 0]) - 1.0).item() ** 2)
+    with pytest.raises(ValueError, match="'neg_log_disp'"):
+        mp.mallows_dpo_loss(*x, neg_log_disp=-torch.ones(7))
+    with pytest.raises(ValueError, match="'c0'"):
+        mp.neg_log_dispersion(H, H, c0=0.0)
+
+
+def _tiny_llama(seed=0, vocab=64):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(LlamaConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                        num_key_value_heads=4, intermediate_size=64, max_position_embeddings=64)).eval()
+
+
+def test_dispersion_from_reference_on_tiny_hf_model():
+    ref = _tiny_llama()
+    ids, att, cm = pack_pairs([[5, 6, 7], [8, 9]], [[10, 11], [12, 13, 14, 15]])
+    H = mp.dispersion_from_reference(ref, ids, att, cm)
+    assert H.shape == (2,) and torch.all(H > 0) and torch.all(H <= 1 + 1e-6) and not H.requires_grad
+    # manual: normalised entropy of the distributions predicting the completion tokens only
+    with torch.no_grad():
+        lp = ref(input_ids=ids[:1, :5]).logits[0].log_softmax(-1)
+    ent = -(lp.exp() * lp).sum(-1) / math.log(64)
+    assert H[0].item() == pytest.approx(ent[2:4].mean().item(), abs=1e-5)
+    # a reference with all-equal logits has normalised entropy exactly 1
+    flat = _tiny_llama()
+    with torch.no_grad(): flat.lm_head.weight.zero_()
+    assert torch.allclose(mp.dispersion_from_reference(flat, ids, att, cm), torch.ones(2), atol=1e-6)
+    # the loss at initialisation (policy = reference) is log 2 for any c
+    lw = completion_logprobs(ref, ids, cm, att)
+    c = mp.neg_log_dispersion(H, H)
+    assert torch.allclose(mp.mallows_dpo_loss(lw, lw, lw, lw, c, beta=0.1)[0], torch.full((2,), math.log(2)))
+
+
+def test_bandit_mechanism_dpo_overoptimises_concentrated_prompts():
+    w = mp.make_bandit(3, n_prompts=8, n_pairs=400)
+    c = w["neg_log_phi"]
+    assert np.all(c[::2] == 4.0) and np.all(c[1::2] == 0.5)
+    pi = mp.train_bandit(w["wins"], np.stack([np.ones(8), c / c.mean()]), betas=(1.0,), steps=300)
+    kl = (pi * np.log(pi * 8)).sum(-1)[:, 0]                    # (methods, prompts)
+    conc, disp = kl[:, ::2].mean(1), kl[:, 1::2].mean(1)
+    assert conc[0] / disp[0] > 3 * conc[1] / disp[1]          # DPO is much more uneven than MallowsPO-θ
+    # equal dispersion: the normalised oracle is c ≡ 1 and the methods coincide exactly
+    w0 = mp.make_bandit(3, n_prompts=8, n_pairs=100, equal=True)
+    c0 = w0["neg_log_phi"]
+    pi0 = mp.train_bandit(w0["wins"], np.stack([np.ones(8), c0 / c0.mean()]), betas=(0.5,), steps=50)
+    assert np.allclose(pi0[0], pi0[1])
+
+
+def test_reward_at_kl_and_bad_parameters():
+    assert mp.reward_at_kl([0.5, 1.5], [1.0, 2.0]) == pytest.approx(1.5)
+    assert math.isnan(mp.reward_at_kl([0.1, 0.2], [1.0, 2.0]))
+    with pytest.raises(ValueError, match="'frac_dispersed'"): mp.make_bandit(0, frac_dispersed=2.0)
+    with pytest.raises(ValueError, match="'phi'"): mp.mallows_phi_link(1.5, [1])
+    # the Mallows-φ link: 1 when φ → 0, ½ when φ → 1, decreasing in φ
+    assert mp.mallows_phi_link(1e-6, [1, 3]) == pytest.approx([1, 1], abs=1e-5)
+    assert mp.mallows_phi_link(1 - 1e-4, [2]) == pytest.approx([0.5], abs=1e-3)
+
+
+def test_bandit_loss_is_the_shared_dpo_loss():
+    """The inlined count-weighted loss of train_bandit equals iclrbench.prefs.dpo_loss over the listed pairs."""
+    import torch.nn.functional as F
+    w = mp.make_bandit(1, n_prompts=4, n_arms=5, n_pairs=30)
+    rng = np.random.default_rng(0)
+    lp = torch.tensor(rng.normal(size=(4, 5)))
+    beta = torch.tensor([0.5, 1.0, 2.0, 0.7])
+    W = torch.tensor(w["wins"])
+    inl = (W * -F.logsigmoid(beta[:, None, None] * (lp[:, :, None] - lp[:, None, :]))).sum()
+    x, a, b = np.nonzero(w["wins"])
+    ref = (W[x, a, b] * dpo_loss(lp[x, a], lp[x, b], torch.zeros(len(x), dtype=torch.float64), torch.zeros(len(x), dtype=torch.float64), beta=beta[x])[0]).sum()
+    assert torch.allclose(inl, ref)
