@@ -21,7 +21,7 @@ __all__ = ['VENDOR_NPM', 'VENDOR_CACHE_ENV', 'ASSET_PREFIX', 'WIDGET_STATE_MIME'
            'site_claim_rows', 'claims_table_html', 'runs_table_html', 'paper_box', 'search_entries', 'SiteReport',
            'build_site', 'quarto_available', 'nbdev_docs']
 
-# %% ../nbs/core/14_site.ipynb #8e889a5e
+# %% ../nbs/core/14_site.ipynb #e72e0157
 VENDOR_NPM: dict[str, str] = {"@jupyter-widgets/html-manager": "1.0.15", "requirejs": "2.3.8", "mathjax": "3.2.2"}
 VENDOR_CACHE_ENV = "ICLRBENCH_VENDOR_CACHE"
 
@@ -81,9 +81,16 @@ def install_vendor(site: Path, node_modules: Path | None) -> list[str]:
     import anywidget, plotly
     v = site / "vendor"
     _copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", v / "plotly.min.js")
-    _copy(Path(anywidget.__file__).parent / "nbextension" / "index.js", v / "anywidget" / "index.js")
+    warnings = []
+    aw = (Path(anywidget.__file__).parent / "nbextension" / "index.js").read_text(encoding="utf-8")
+    # anywidget gives a model 2 s to import its module; a static page first parses a 5 MB module from disk,
+    # which on a busy 2-core machine takes longer, so the vendored copy waits up to 60 s
+    if "AbortSignal.timeout(2e3)" in aw: aw = aw.replace("AbortSignal.timeout(2e3)", "AbortSignal.timeout(6e4)")
+    else: warnings.append("anywidget's model-initialisation timeout not found; slow pages may log '[anywidget] Failed to initialize model'")
+    (v / "anywidget").mkdir(parents=True, exist_ok=True)
+    (v / "anywidget" / "index.js").write_text(aw, encoding="utf-8")
     if node_modules is None:
-        return ["widget manager, RequireJS and MathJax not vendored (npm unavailable): widgets show their text fallback"]
+        return warnings + ["widget manager, RequireJS and MathJax not vendored (npm unavailable): widgets show their text fallback"]
     dist = node_modules / "@jupyter-widgets" / "html-manager" / "dist"
     for f in dist.iterdir():
         if f.name.endswith(".map") or f.name.startswith("embed.js") or f.name == "libembed-amd.js": continue
@@ -92,7 +99,7 @@ def install_vendor(site: Path, node_modules: Path | None) -> list[str]:
     mj = node_modules / "mathjax" / "es5"
     for part in ("tex-chtml-full.js", "output/chtml/fonts/woff-v2", "a11y", "ui", "input/tex/extensions"):
         _copy(mj / part, v / "mathjax" / part)
-    return []
+    return warnings
 
 # %% ../nbs/core/14_site.ipynb #bd97aaa8
 ASSET_PREFIX = "iclrbench-asset:"
