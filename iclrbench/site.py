@@ -16,10 +16,10 @@ from typing import Any, Callable, Mapping, Sequence
 # %% auto #0
 __all__ = ['VENDOR_NPM', 'VENDOR_CACHE_ENV', 'ASSET_PREFIX', 'WIDGET_STATE_MIME', 'RESTORE_ASSETS_JS', 'PLOTLY_MIME',
            'PAGE_TEMPLATE', 'SITE_CSS', 'SITE_JS', 'MATHJAX_CONFIG', 'STATUS_CLASS', 'vendor_cache_dir',
-           'fetch_vendor_packages', 'install_vendor', 'dedupe_widget_assets', 'asset_script', 'cell_directives',
-           'plotly_div', 'prepare_notebook', 'page_head', 'nav_bar', 'SiteRun', 'collect_runs', 'static_view_figure',
-           'site_claim_rows', 'claims_table_html', 'runs_table_html', 'paper_box', 'search_entries', 'SiteReport',
-           'build_site', 'quarto_available', 'nbdev_docs']
+           'fetch_vendor_packages', 'install_vendor', 'dedupe_widget_assets', 'asset_script', 'sync_explorer_figures',
+           'cell_directives', 'plotly_div', 'prepare_notebook', 'page_head', 'nav_bar', 'SiteRun', 'collect_runs',
+           'static_view_figure', 'site_claim_rows', 'claims_table_html', 'runs_table_html', 'paper_box',
+           'search_entries', 'SiteReport', 'build_site', 'quarto_available', 'nbdev_docs']
 
 # %% ../nbs/core/14_site.ipynb #e72e0157
 VENDOR_NPM: dict[str, str] = {"@jupyter-widgets/html-manager": "1.0.15", "requirejs": "2.3.8", "mathjax": "3.2.2"}
@@ -156,7 +156,54 @@ def asset_script(key: str, text: str) -> str:
     "A classic script registering one widget asset (an anywidget module) under `key`."
     return f"(window.ICLRBENCH_ASSETS = window.ICLRBENCH_ASSETS || {{}})[{json.dumps(key)}] = {json.dumps(text)};\n"
 
-# %% ../nbs/core/14_site.ipynb #0d257b90
+# %% ../nbs/core/14_site.ipynb #f92e04f5
+def _saved_widget_roots(nb: Mapping[str, Any]) -> list[str]:
+    ids = []
+    for cell in nb.get("cells", []):
+        for out in cell.get("outputs", []):
+            view = out.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+            if view and view.get("model_id"): ids.append(view["model_id"])
+    return ids
+
+def _saved_figure_models(models: Mapping[str, Any], root: str) -> list[str]:
+    "Ids of the plotly FigureWidget models under `root`, depth first, in the order of `children`."
+    found, seen = [], set()
+    def walk(mid: str):
+        if mid in seen or mid not in models: return
+        seen.add(mid)
+        st = models[mid].get("state", {})
+        if "_widget_data" in st and "_widget_layout" in st: found.append(mid); return
+        for ch in st.get("children", []) or []:
+            if isinstance(ch, str) and ch.startswith("IPY_MODEL_"): walk(ch[len("IPY_MODEL_"):])
+    walk(root)
+    return found
+
+def _live_figures(widget) -> list:
+    import plotly.graph_objects as go
+    found = []
+    def walk(w):
+        if isinstance(w, go.FigureWidget): found.append(w); return
+        for c in getattr(w, "children", ()) or (): walk(c)
+    walk(widget)
+    return found
+
+def sync_explorer_figures(nb: dict, mod, result) -> int:
+    "Write the current figures of `mod.explore(result)` into the notebook's saved FigureWidget models; returns how many."
+    models = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE_MIME, {}).get("state", {})
+    if not models or result is None: return 0
+    figs = _live_figures(mod.explore(result))
+    if not figs: return 0
+    for root in _saved_widget_roots(nb):
+        ids = _saved_figure_models(models, root)
+        if len(ids) != len(figs): continue
+        for mid, fig in zip(ids, figs):
+            spec = json.loads(fig.to_json())
+            st = models[mid]["state"]
+            st["_widget_data"], st["_widget_layout"] = spec.get("data", []), spec.get("layout", {})
+        return len(ids)
+    return 0
+
+# %% ../nbs/core/14_site.ipynb #fb4941be
 _DIRECTIVE = re.compile(r"^#\|\s*([\w-]+)\s*:?\s*(.*?)\s*$")
 
 def cell_directives(source: str) -> dict[str, str]:
@@ -213,7 +260,7 @@ def prepare_notebook(nb: dict, fig_prefix: str = "fig") -> dict:
     nb["cells"] = cells
     return nb
 
-# %% ../nbs/core/14_site.ipynb #266b0a30
+# %% ../nbs/core/14_site.ipynb #2bcced8b
 PAGE_TEMPLATE = r"""{%- extends 'index.html.j2' -%}
 {%- block html_head_js -%}{{ resources.site_head }}{%- endblock html_head_js -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
@@ -337,7 +384,7 @@ def nav_bar(root: str, papers: Sequence[tuple[str, str]], current: str = "") -> 
             f'<div class="site-search"><input id="site-search-input" type="search" placeholder="search the site" '
             f'aria-label="search the site" autocomplete="off"><ul id="site-search-results" hidden></ul></div></nav>')
 
-# %% ../nbs/core/14_site.ipynb #d3eed6cc
+# %% ../nbs/core/14_site.ipynb #0a92b6b6
 @dataclass
 class SiteRun:
     "What the site knows about one paper's run."
@@ -406,7 +453,7 @@ def collect_runs(slugs: Sequence[str], scale: str = "smoke", jobs: int = 1, sett
                                       scale=scale, seed=rec.seed, wall_s=rec.wall_s, error=rec.error)
     return {s: _from_ledger_row(have[s]) if s in have else SiteRun(s, "missing") for s in slugs}
 
-# %% ../nbs/core/14_site.ipynb #16689f43
+# %% ../nbs/core/14_site.ipynb #3b90cb10
 def static_view_figure(mod, result) -> tuple[Any, str]:
     "The paper's static explorer view and where it came from ('static_view' or the `fig_*` function's name)."
     if result is None: raise ValueError("no result to draw a static view from")
@@ -417,7 +464,7 @@ def static_view_figure(mod, result) -> tuple[Any, str]:
             return obj(result), name
     raise ValueError(f"{mod.__name__} has neither static_view(result) nor a fig_* function")
 
-# %% ../nbs/core/14_site.ipynb #bb6c815f
+# %% ../nbs/core/14_site.ipynb #fbc7933e
 STATUS_CLASS = lambda s: re.sub(r"[^a-z]+", "-", str(s).lower()).strip("-")
 
 def _status_label(status: str) -> str:
@@ -505,7 +552,7 @@ def search_entries(nb: dict, title: str, url: str, max_chars: int = 1500) -> lis
     push()
     return entries
 
-# %% ../nbs/core/14_site.ipynb #5d747b9d
+# %% ../nbs/core/14_site.ipynb #e0aadc48
 @dataclass
 class SiteReport:
     "What a site build produced."
@@ -591,6 +638,9 @@ def build_site(out: str | os.PathLike = "_site", slugs: Sequence[str] | None = N
         if run.notebook is not None and Path(run.notebook).is_file():
             import nbformat
             nb = prepare_notebook(nbformat.reads(Path(run.notebook).read_text(encoding="utf-8"), as_version=4), f"fig-{slug}")
+            if widgets:
+                try: sync_explorer_figures(nb, mod, run.result)
+                except Exception as e: report.warnings.append(f"{slug}: explorer figures not synced: {type(e).__name__}: {e}")
             used = dedupe_widget_assets(nb, assets) if widgets else []
             if not widgets: nb.get("metadata", {}).pop("widgets", None)
             nb.setdefault("metadata", {})["title"] = f"{mod.PAPER.title} — iclrbench"
@@ -630,7 +680,7 @@ def build_site(out: str | os.PathLike = "_site", slugs: Sequence[str] | None = N
     report.size_bytes = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     return report
 
-# %% ../nbs/core/14_site.ipynb #2867caf7
+# %% ../nbs/core/14_site.ipynb #1c1c8b13
 def quarto_available() -> bool:
     "Is Quarto on the PATH (then `iclrbench docs` runs `nbdev-docs`)?"
     return shutil.which("quarto") is not None

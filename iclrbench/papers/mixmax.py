@@ -1130,10 +1130,10 @@ def static_view(result):
                     args=[{"visible": [j // 3 == i for j in range(n_tr)]}, list(range(n_tr))])
                for i, noise in enumerate(STATIC_NOISE)]
     style(fig, "Per-group exact test CE of the lookup table (static view: precomputed grid)", y="test CE (nats)", height=460)
-    fig.update_layout(barmode="group", yaxis=dict(rangemode="tozero"), margin=dict(t=90, b=120),
+    fig.update_layout(barmode="group", yaxis=dict(rangemode="tozero"), margin=dict(t=110, b=120),
                       sliders=[dict(active=0, currentvalue=dict(prefix="G3 size: "), steps=steps, y=-0.12, len=0.9, x=0.05,
                                     pad=dict(t=30))],
-                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.12,
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.02,
                                         yanchor="bottom", showactive=True)],
-                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"))
+                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom", font=dict(size=11)))
     return fig

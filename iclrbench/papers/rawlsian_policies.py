@@ -974,10 +974,10 @@ def static_view(result: Result):
     style(fig, f"r(t) of the six policies, N={N}, {EXPLORER_SEEDS} seeds (static view: precomputed grid)", "t (steps)",
           "r(t)", height=480)
     fig.update_xaxes(type="log")
-    fig.update_layout(margin=dict(t=90, b=130),
+    fig.update_layout(margin=dict(t=110, b=130),
                       sliders=[dict(active=0, currentvalue=dict(prefix="budget k: "), steps=steps, y=-0.18, len=0.9, x=0.05,
                                     pad=dict(t=30))],
-                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.1,
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.02,
                                         yanchor="bottom", showactive=True)],
-                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"))
+                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom", font=dict(size=11)))
     return fig
