@@ -159,7 +159,7 @@ FIGURE_DATA_JS = """() => Array.from(document.querySelectorAll('.jp-NotebookPane
            + JSON.stringify(gd.layout && gd.layout.title))"""
 
 STATUS_JS = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jupyter-widgets .widget-html'))
-  .map(e => e.innerText).filter(t => /updated \\(|⚠/.test(t)).join('\\n')"""
+  .map(e => e.textContent).filter(t => /updated \\(|⚠/.test(t)).join('\\n')"""
 
 
 def test_paper_notebook_runs_in_jupyterlab_and_its_explorer_answers_the_keyboard(browser, jupyter_lab):
@@ -181,9 +181,9 @@ def test_paper_notebook_runs_in_jupyterlab_and_its_explorer_answers_the_keyboard
         pg.wait_for_function(f"() => ({STATUS_JS})().length > 0", timeout=120_000)
         assert "⚠" not in pg.evaluate(STATUS_JS), pg.evaluate(STATUS_JS)
         # every cell ran: no prompt still waiting ([*]) and no error output
-        pg.wait_for_function("() => !Array.from(document.querySelectorAll('.jp-InputArea-prompt')).some(p => p.innerText.includes('*'))",
+        pg.wait_for_function("() => !Array.from(document.querySelectorAll('.jp-InputArea-prompt')).some(p => p.textContent.includes('*'))",
                              timeout=400_000)
-        errors = pg.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_inner_texts()
+        errors = pg.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_text_contents()
         assert not any("Error" in e and "Traceback" in e for e in errors), errors
         pg.wait_for_timeout(3000)
         before, status_before = pg.evaluate(FIGURE_DATA_JS), pg.evaluate(STATUS_JS)
@@ -191,6 +191,8 @@ def test_paper_notebook_runs_in_jupyterlab_and_its_explorer_answers_the_keyboard
             warnings.warn("the explorer's FigureWidgets show no data until a control moves: the first draw happens in "
                           "explore() before the view exists, and anywidget drops plotly's add-traces message while it loads "
                           "its module (fix: keep _widget_data/_widget_layout in step in iclrbench.viz.replace_figure)")
+        pg.evaluate("() => document.querySelector('.jupyter-widgets .widget-slider').scrollIntoView()")  # lab renders what is in view
+        pg.wait_for_timeout(1000)
         handle = pg.locator(".jupyter-widgets .widget-slider .noUi-handle").first
         handle.focus()
         for key in ("ArrowRight", "ArrowRight"):
@@ -283,7 +285,7 @@ def test_docs_paper_pages_render_offline(browser, served_site, which):
             if widgets:
                 pg.wait_for_selector(".jupyter-widgets .widget-slider", timeout=120_000)
                 n_views = pg.locator("script[type='application/vnd.jupyter.widget-view+json']").count()
-                pg.wait_for_function("() => !document.body.innerText.includes('Loading widget')", timeout=120_000)
+                pg.wait_for_function("() => !document.body.textContent.includes('Loading widget')", timeout=120_000)
                 pg.wait_for_function("() => Array.from(document.querySelectorAll('.jupyter-widgets .js-plotly-plot'))"
                                      ".some(gd => gd.data && gd.data.length > 0)", timeout=120_000)
                 assert n_views >= 1
