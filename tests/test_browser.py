@@ -203,6 +203,7 @@ def test_paper_notebook_runs_in_jupyterlab_and_its_explorer_answers_the_keyboard
         status = pg.evaluate(STATUS_JS)
         assert "updated (" in status and "⚠" not in status, status
         assert not [e for e in w.errors], w.errors
+    _shutdown_sessions(base)
 
 
 def test_no_notebook_asks_for_a_kernel(browser, jupyter_lab):
@@ -210,14 +211,18 @@ def test_no_notebook_asks_for_a_kernel(browser, jupyter_lab):
     base, root = jupyter_lab
     notebooks = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.ipynb"))
     assert notebooks
+    _shutdown_sessions(base)  # kernels left by other tests would only slow this one down
     with watched_page(browser, "lab-kernels") as w:
         _open_lab(w, base)
         pg = w.page
         for nb in notebooks:
             pg.evaluate("(p) => { window.jupyterapp.commands.execute('docmanager:open', {path: p}); }", nb)
-            pg.wait_for_function("(p) => { const w = window.jupyterapp.shell.currentWidget;"
-                                 " return w && w.context && w.context.path === p && w.sessionContext && w.sessionContext.isReady; }",
-                                 arg=nb, timeout=120_000)
+            try:  # ready, or a dialog (a kernel prompt) — whichever comes first
+                pg.wait_for_function("(p) => { const w = window.jupyterapp.shell.currentWidget;"
+                                     " return document.querySelector('.jp-Dialog') || (w && w.context && w.context.path === p"
+                                     " && w.sessionContext && w.sessionContext.isReady); }", arg=nb, timeout=240_000)
+            except Exception as e:
+                raise AssertionError(f"{nb}: its kernel did not start within 240 s ({type(e).__name__})") from None
             kernel = pg.evaluate("() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
                                  " return s.session && s.session.kernel ? s.session.kernel.name : s.kernelDisplayName; }")
             assert pg.locator(".jp-Dialog").count() == 0, f"{nb} asked for a kernel"
