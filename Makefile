@@ -1,6 +1,7 @@
 # iclrbench — the two commands a newcomer types:
 #   make reproduce   create .venv, install, run every paper at smoke scale, print the claims table
 #   make test        create .venv, install, run the test suite
+# and for reading: make docs (the offline docs site in _site/), make browser-deps (Chromium for the browser tests)
 # Only Python 3.11+ is needed beforehand. CPU PyTorch (torch==2.13.0) is installed where the venv has no
 # torch yet; to use a GPU build, create .venv and install your own torch first.
 
@@ -11,7 +12,9 @@ SCALE  ?= smoke
 JOBS   ?= 1
 PYTEST_ARGS ?=
 
-.PHONY: install reproduce test readme export clean-nbs sync lab
+DOCS_OUT ?= _site
+
+.PHONY: install reproduce test readme export clean-nbs sync lab docs browser-deps
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "iclrbench needs Python 3.11 or newer; set PYTHON=/path/to/python3.11"'
@@ -44,3 +47,18 @@ sync: export clean-nbs readme
 
 lab: install
 	$(BIN)/python -m pip install --quiet jupyterlab && $(BIN)/jupyter lab nbs/
+
+# the docs site: nbdev-docs where Quarto is installed, else the offline HTML site in $(DOCS_OUT)
+docs: install
+	$(BIN)/iclrbench docs --out $(DOCS_OUT) --jobs $(JOBS)
+
+# Debian's Chromium for the browser tests (pytest -m browser); never `playwright install`.
+# sudo only when not root; without apt-get the browser tests skip and say why.
+browser-deps:
+	@if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then echo "chromium: $$(command -v chromium || command -v chromium-browser)"; \
+	elif command -v apt-get >/dev/null; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-noto-color-emoji >/dev/null \
+	    && echo "chromium installed: $$(command -v chromium)" \
+	    || echo "warning: could not install chromium with apt-get; the browser tests will be skipped"; \
+	else echo "warning: apt-get not available: install Chromium yourself (or set ICLRBENCH_CHROMIUM); the browser tests will be skipped"; fi

@@ -11,6 +11,7 @@ Modules:
 - `iclrbench.papers.mixmax`: Thudi & Maddison (ICLR 2025). Group DRO over *all bounded functions* is solved by training on the worst-case data mixture, and for cross-entropy that mixture maximises a concave function: the mixture's conditional entropy.
 - `iclrbench.prefs`: The DPO loss over (policy, reference) sequence log-probabilities, written once for every paper that uses it, plus sequence log-likelihoods of completions under any causal LM (a tiny `iclrbench.lm.TinyLM` or a Hugging Face `AutoModelForCausalLM`).
 - `iclrbench.runner`: Execute a paper notebook with parameters, keep the executed notebook, an HTML copy and the result JSON, and record the run in the ledger.
-- `iclrbench.settings`: The workbench's run settings (`settings.ini`): scale time budgets, default seed and scale, output folder, ledger, kernel. Command-line flags override them."""
+- `iclrbench.settings`: The workbench's run settings (`settings.ini`): scale time budgets, default seed and scale, output folder, ledger, kernel. Command-line flags override them.
+- `iclrbench.site`: `iclrbench docs`: the executed paper notebooks as a static HTML site that needs no network to build or to read — the claims table on the front page, one page per paper, navigation and a search box."""
 
 __version__ = "0.1.0"

@@ -20,8 +20,8 @@ from ..core import progress as progress_bar
 
 # %% auto #0
 __all__ = ['N_X', 'N_C', 'GROUP_SIZES', 'HOME_SETS', 'EPS', 'ESTIMATORS', 'FINAL_MODELS', 'CONT_MEANS', 'CONT_W', 'CONT_B',
-           'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'one_thread', 'discrete_groups', 'sample_discrete',
-           'mixture_conditional', 'group_cross_entropies', 'conditional_entropy', 'entropy_gradient',
+           'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'STATIC_G3', 'STATIC_NOISE', 'one_thread', 'discrete_groups',
+           'sample_discrete', 'mixture_conditional', 'group_cross_entropies', 'conditional_entropy', 'entropy_gradient',
            'conditional_entropy_grid', 'simplex_grid', 'Ascent', 'loss_spread', 'mirror_ascent', 'exact_minimax',
            'counts_table', 'counts_estimator', 'exact_estimator', 'proxy_losses_from_probs', 'proxy_estimator',
            'one_hot', 'discrete_proxy_classifier', 'estimate_lambda', 'balanced_lambda', 'pooled_lambda',
@@ -29,7 +29,8 @@ __all__ = ['N_X', 'N_C', 'GROUP_SIZES', 'HOME_SETS', 'EPS', 'ESTIMATORS', 'FINAL
            'fit_final_model', 'GroupDRO', 'group_dro_logistic', 'group_dro_discrete', 'MixMaxFit', 'mixmax_fit',
            'continuous_label_prob', 'continuous_log_density', 'sample_continuous', 'continuous_joint_probs',
            'continuous_group_ce', 'cubic_features', 'continuous_experiment', 'sweep_g3_point', 'run', 'simplex_figure',
-           'fig_simplex', 'group_ce_figure', 'fig_group_ce', 'sweep_figure', 'fig_g3_sweep', 'explore']
+           'fig_simplex', 'group_ce_figure', 'fig_group_ce', 'sweep_figure', 'fig_g3_sweep', 'explore',
+           'static_view_grid', 'static_view']
 
 # %% ../../nbs/papers/mixmax.ipynb #5fb1964e
 N_X, N_C = 8, 2                                   # x ∈ {0..7}, y ∈ {0, 1}
@@ -1077,3 +1078,62 @@ def _explorer_class():
                                             title=f"Worst-group CE vs n_G3 (lookup table, estimator {est_s}, seed {self.seed})"))
 
     return _MixMaxExplorer
+
+# %% ../../nbs/papers/mixmax.ipynb #e2d4457b
+STATIC_G3 = (50, 150, 500, 1500, 4000)
+STATIC_NOISE = (0.0, 0.2, 0.4)
+
+def static_view_grid(result) -> dict[str, Any]:
+    "Per-group exact test CE of pooled / balanced / MixMax (lookup table, counts-reuse λ̂) on the grid G3 size × G3 label noise."
+    p, seed = result.params, result.seed
+    cells = {}
+    for noise in STATIC_NOISE:
+        joint = discrete_groups((0.0, 0.0, noise), 1.0)
+        for n3 in STATIC_G3:
+            sizes = (p["n_g1"], p["n_g2"], n3)
+            groups = sample_discrete(joint, sizes, np.random.default_rng(seed))
+            asc = estimate_lambda("counts-reuse", groups, joint, np.random.default_rng([seed, 2]), p["smoothing"], p["eta"],
+                                  p["max_steps"], p["tol"])
+            x, y, g = stack_groups(groups)
+            ce = {}
+            for name, lam in (("pooled", pooled_lambda(sizes)), ("balanced", balanced_lambda(sizes)), ("MixMax", asc.lam)):
+                f = fit_final_model("table", x, y, mixture_weights(lam, g), seed=seed, smoothing=p["smoothing"], compressed=True)
+                ce[name] = group_cross_entropies(joint, f).tolist()
+            cells[(noise, n3)] = dict(ce=ce, lam=np.asarray(asc.lam).tolist())
+    return cells
+
+def static_view(result):
+    "The explorer's static view: per-group CE bars; a slider over G3's size and buttons for G3's label noise (client-side)."
+    from iclrbench.viz import PALETTE, style
+    go = _go()
+    cells = static_view_grid(result)
+    methods = ["pooled", "balanced", "MixMax"]
+    fig = go.Figure()
+    for i, noise in enumerate(STATIC_NOISE):
+        c = cells[(noise, STATIC_G3[0])]
+        for gi in range(3):
+            fig.add_trace(go.Bar(x=methods, y=[c["ce"][m][gi] for m in methods], name=f"G{gi + 1}", marker_color=PALETTE[gi],
+                                 visible=(i == 0), legendgroup=f"G{gi + 1}", showlegend=True,
+                                 hovertemplate="%{x}, " + f"G{gi + 1}" + ": CE %{y:.3f}<extra>%{meta}</extra>",
+                                 meta=f"λ̂ = ({', '.join(f'{v:.2f}' for v in c['lam'])})"))
+    n_tr = 3 * len(STATIC_NOISE)
+    steps = []
+    for n3 in STATIC_G3:
+        ys, metas = [], []
+        for noise in STATIC_NOISE:
+            c = cells[(noise, n3)]
+            for gi in range(3):
+                ys.append([c["ce"][m][gi] for m in methods])
+                metas.append(f"λ̂ = ({', '.join(f'{v:.2f}' for v in c['lam'])})")
+        steps.append(dict(label=str(n3), method="restyle", args=[{"y": ys, "meta": metas}, list(range(n_tr))]))
+    buttons = [dict(label=f"G3 label noise {noise:g}", method="restyle",
+                    args=[{"visible": [j // 3 == i for j in range(n_tr)]}, list(range(n_tr))])
+               for i, noise in enumerate(STATIC_NOISE)]
+    style(fig, "Per-group exact test CE of the lookup table (static view: precomputed grid)", y="test CE (nats)", height=460)
+    fig.update_layout(barmode="group", yaxis=dict(rangemode="tozero"), margin=dict(t=110, b=120),
+                      sliders=[dict(active=0, currentvalue=dict(prefix="G3 size: "), steps=steps, y=-0.12, len=0.9, x=0.05,
+                                    pad=dict(t=30))],
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.02,
+                                        yanchor="bottom", showactive=True)],
+                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom", font=dict(size=11)))
+    return fig

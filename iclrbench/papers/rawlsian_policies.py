@@ -18,13 +18,14 @@ from ..core import (Claim, Paper, Param, Result, Timer, make_result, progress, r
 
 # %% auto #0
 __all__ = ['PAPER', 'POLICIES', 'RAWLSIAN', 'UTILITARIAN', 'SURVIVAL_F_TURNS', 'RUIN_F_TURNS', 'G_TURNS', 'SHAPE_SEED', 'PARAMS',
-           'SCALES', 'SHORT_T', 'SWEEP_BUDGETS', 'CLAIMS', 'EXPLORER_SEEDS', 'GRID_MAX_T', 'Shapes', 'turning_points',
-           'shapes_from_turning_points', 'make_shapes', 'survival_bounds', 'ruin_bounds', 'regime_shapes',
-           'noise_variance', 'income_like_welfare', 'top_k', 'select_treated', 'Simulation', 'simulate', 'growth_rate',
-           'zeta_rawlsian', 'zeta_utilitarian', 'zeta_rawlsian_ruin', 'survival_condition', 'crossing_time',
-           'simulate_policies', 'simulate_from_initial_welfare', 'heterogeneous_levels', 'heterogeneity_grid', 'run',
-           'rate_figure', 'fig_growth_rates', 'trajectory_figure', 'fig_trajectories', 'fig_budgets',
-           'fig_heterogeneity', 'explorer_simulation', 'explorer_grid', 'grid_figure', 'explore']
+           'SCALES', 'SHORT_T', 'SWEEP_BUDGETS', 'CLAIMS', 'EXPLORER_SEEDS', 'GRID_MAX_T', 'STATIC_BUDGETS', 'Shapes',
+           'turning_points', 'shapes_from_turning_points', 'make_shapes', 'survival_bounds', 'ruin_bounds',
+           'regime_shapes', 'noise_variance', 'income_like_welfare', 'top_k', 'select_treated', 'Simulation',
+           'simulate', 'growth_rate', 'zeta_rawlsian', 'zeta_utilitarian', 'zeta_rawlsian_ruin', 'survival_condition',
+           'crossing_time', 'simulate_policies', 'simulate_from_initial_welfare', 'heterogeneous_levels',
+           'heterogeneity_grid', 'run', 'rate_figure', 'fig_growth_rates', 'trajectory_figure', 'fig_trajectories',
+           'fig_budgets', 'fig_heterogeneity', 'explorer_simulation', 'explorer_grid', 'grid_figure', 'explore',
+           'static_view']
 
 # %% ../../nbs/papers/rawlsian_policies.ipynb #6699e08a
 PAPER = Paper(
@@ -941,3 +942,42 @@ def explore(result: Result | None = None):
     if result is None: return cls()
     p = result.params
     return cls(N=p["N"], k=p["k"], T=min(p["T"], 10000), noise_scale=p["noise_scale"], seed=min(result.seed, 99))
+
+# %% ../../nbs/papers/rawlsian_policies.ipynb #0830a5f8
+STATIC_BUDGETS = (1, 2, 5, 10)
+
+def static_view(result: Result):
+    "The explorer's static view: r(t) of the six policies; buttons for the regime, a slider for the budget k (client-side)."
+    import plotly.graph_objects as go
+    from iclrbench.viz import style
+    p = result.params
+    N, T, noise, seed = p["N"], int(min(p["T"], 2000)), float(p["noise_scale"]), min(result.seed, 99)
+    regimes = ("survival", "ruin")
+    sims = {}
+    for regime in regimes:
+        lv = survival_bounds(N) if regime == "survival" else ruin_bounds(N)
+        for k in STATIC_BUDGETS:
+            sims[(regime, k)] = explorer_simulation(N, k, T, lv["f_lo"], lv["f_hi"], lv["g_lo"], lv["g_hi"], noise, seed, regime)
+    fig = go.Figure()
+    for i, regime in enumerate(regimes):
+        sim = sims[(regime, STATIC_BUDGETS[0])]
+        for j, pol in enumerate(POLICIES):
+            fig.add_trace(go.Scatter(x=sim["times"], y=sim["mean"][j], mode="lines", name=pol, legendgroup=pol,
+                                     visible=(i == 0), line=dict(color=_COLORS[pol], dash=_DASH[pol], width=2)))
+    n_tr = len(regimes) * len(POLICIES)
+    steps = [dict(label=str(k), method="restyle",
+                  args=[{"y": [sims[(r, k)]["mean"][j] for r in regimes for j in range(len(POLICIES))]}, list(range(n_tr))])
+             for k in STATIC_BUDGETS]
+    buttons = [dict(label=f"{regime} regime", method="restyle",
+                    args=[{"visible": [t // len(POLICIES) == i for t in range(n_tr)]}, list(range(n_tr))])
+               for i, regime in enumerate(regimes)]
+    style(fig, f"r(t) of the six policies, N={N}, {EXPLORER_SEEDS} seeds (static view: precomputed grid)", "t (steps)",
+          "r(t)", height=480)
+    fig.update_xaxes(type="log")
+    fig.update_layout(margin=dict(t=110, b=130),
+                      sliders=[dict(active=0, currentvalue=dict(prefix="budget k: "), steps=steps, y=-0.18, len=0.9, x=0.05,
+                                    pad=dict(t=30))],
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.02,
+                                        yanchor="bottom", showactive=True)],
+                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom", font=dict(size=11)))
+    return fig

@@ -1,0 +1,38 @@
+"""The docs site, built once per test process for a few papers (shared by test_site.py and test_browser.py).
+
+`ICLRBENCH_SITE_TEST_PAPERS=slug1,slug2` chooses the papers (default: two quick ones); the notebooks run through
+the runner into a temporary folder, two kernels at a time, as `iclrbench docs --jobs 2` would run them."""
+from __future__ import annotations
+
+import atexit, functools, os, shutil, tempfile, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def site_papers() -> list[str]:
+    from iclrbench.core import paper_slugs
+    slugs = paper_slugs()
+    env = [s.strip() for s in os.environ.get("ICLRBENCH_SITE_TEST_PAPERS", "").split(",") if s.strip()]
+    if env:
+        unknown = [s for s in env if s not in slugs]
+        if unknown: raise ValueError(f"ICLRBENCH_SITE_TEST_PAPERS names unknown papers {unknown}; available: {slugs}")
+        return env
+    quick = [s for s in ("rawlsian_policies", "mixmax") if s in slugs]
+    return quick or slugs[:2]
+
+
+@functools.lru_cache(maxsize=None)
+def built_site():
+    """`SiteReport` of a site built from fresh smoke runs of `site_papers()` (once per process)."""
+    from iclrbench.settings import load_settings
+    from iclrbench.site import build_site
+    tmp = Path(tempfile.mkdtemp(prefix="iclrbench-site-test-"))
+    atexit.register(shutil.rmtree, tmp, True)
+    ini = tmp / "settings.ini"
+    ini.write_text(f"[run]\noutput_dir = {tmp / 'runs'}\nledger = {tmp / 'runs' / 'ledger.sqlite'}\n"
+                   f"nbs_path = {ROOT / 'nbs' / 'papers'}\n")
+    t0 = time.perf_counter()
+    report = build_site(tmp / "_site", slugs=site_papers(), jobs=2, settings=load_settings(ini), log=print)
+    print(f"{report.summary()} (test build, {time.perf_counter() - t0:.1f} s)")
+    return report
