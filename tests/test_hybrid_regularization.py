@@ -193,7 +193,7 @@ def test_same_seed_same_numbers_and_checks_can_fail():
     json.dumps(a.to_dict())
     m = dict(a.metrics)
     m.update(psnr_box_hr_mean=m["psnr_box_dr_mean"] + 0.1, psnr_box_hr_seed_std=m["psnr_box_dr_seed_std"] + 0.1,
-             psnr_random_hr_mean=m["psnr_random_dr_mean"] - 0.1, seconds_per_solve_dps=0.0, psnr_box_dps_mean=0.0, dps_zeta=1.0)
+             psnr_random_hr_mean=m["psnr_random_dr_mean"] - 0.1, seconds_per_solve_dps=0.0, seconds_per_solve_hr=1.0, psnr_box_dps_mean=0.0, dps_zeta=1.0)
     for c in hr.CLAIMS:
         if c.check is not None:
             held, measured = c.check(m)
