@@ -4,6 +4,9 @@ Modules:
 
 - `iclrbench.claims`: The table at the centre of the workbench: every claim, the paper's number, what the miniature measured, and whether it held — for one run, or for the newest run of every paper in the ledger.
 - `iclrbench.core`: `Paper`, `Param`, `Claim`, `Result`: the records every paper module exports, plus seeding, device choice and the paper registry.
+- `iclrbench.images`: Shared image utilities for the papers that work on scikit-learn's bundled 8×8 digits (`hybrid_regularization`, `group_sparse_attack`).
+- `iclrbench.papers.group_sparse_attack`: Sadiku, Wagner & Pokutta (ICLR 2025). *Group-wise Sparse and Explainable Adversarial Attacks.* Official code: `wagnermoritz/GSE` (arXiv 2311.17434).
+- `iclrbench.papers.hybrid_regularization`: Dou, Li, Du, Yang, Yao & Deng (ICLR 2025). *Hybrid Regularization Improves Diffusion-based Inverse Problem Solving.* Official code: `deng-ai-lab/HRDIS`.
 - `iclrbench.papers.mixmax`: Thudi & Maddison (ICLR 2025). Group DRO over *all bounded functions* is solved by training on the worst-case data mixture, and for cross-entropy that mixture maximises a concave function: the mixture's conditional entropy.
 - `iclrbench.runner`: Execute a paper notebook with parameters, keep the executed notebook, an HTML copy and the result JSON, and record the run in the ledger.
 - `iclrbench.settings`: The workbench's run settings (`settings.ini`): scale time budgets, default seed and scale, output folder, ledger, kernel. Command-line flags override them."""

@@ -281,7 +281,7 @@ def pgd0_attack(model, x, y, k: int, targeted: bool = True, img_range=(0.0, 1.0)
             if found.all(): break
     return AttackOutput(result, found, time.perf_counter() - t0)
 
-# %% ../../nbs/papers/group_sparse_attack.ipynb #753e9551
+# %% ../../nbs/papers/group_sparse_attack.ipynb #4b736af5
 PAPER = Paper(
     slug="group_sparse_attack",
     title="Group-wise Sparse and Explainable Adversarial Attacks",
@@ -316,8 +316,10 @@ SCALES = {
 METHOD_LABELS = {"gse": "GSE", "ablation": "prox-½ only (no grouping)", "l1": "ℓ1-FISTA", "pgd0": "PGD0"}
 
 
+@functools.lru_cache(maxsize=4)
 def train_digit_cnn(seed: int, image_size: int = 16, epochs: int = 5, progress: bool = False):
-    "The shared small CNN trained on the digits (80/20 split fixed by seed 0) upsampled to `image_size`; returns (model, x_test, y_test, accuracy)."
+    """The shared small CNN trained on the digits (80/20 split fixed by seed 0) upsampled to `image_size`; returns
+    (model, x_test, y_test, accuracy). Cached (the explorer reuses the run's first network); its weights are frozen."""
     from iclrbench.images import accuracy, digits_split, small_cnn, train_classifier, upsample
     xtr, ytr, xte, yte = digits_split(0.2, seed=0)
     Xtr, Xte = upsample(xtr, image_size), upsample(xte, image_size)
@@ -481,7 +483,7 @@ def fig_prox(tau: float = 0.5):
     fig.add_trace(go.Scatter(x=z.numpy(), y=z.numpy(), name="identity", mode="lines", line=dict(color="#999", dash="dot")))
     return style(fig, f"Proximal operators, τ = {tau:.3g} (ℓ½ jump at p(τ) = {(54 ** (1 / 3) / 4) * tau ** (2 / 3):.3f})", "z", "prox(z)", height=330)
 
-# %% ../../nbs/papers/group_sparse_attack.ipynb #260785e2
+# %% ../../nbs/papers/group_sparse_attack.ipynb #aad10016
 def _explorer_class():
     import ipywidgets as widgets
     import torch
@@ -498,6 +500,7 @@ def _explorer_class():
                 ok = np.where(predict(self.net, Xte) == yte)[0][:8]
             self.X, self.labels = torch.tensor(Xte[ok])[:, None], yte[ok]
             self._cache = {}
+            self._precompute()
             fs = dict(continuous_update=False, style={"description_width": "80px"})
             controls = {
                 "image": widgets.IntSlider(value=0, min=0, max=len(ok) - 1, description="digit", **fs),
@@ -510,6 +513,21 @@ def _explorer_class():
             super().__init__(controls, figs, title="GSE explorer", columns=5, figure_rows=[["attack"], ["predictions", "sparsity"], ["prox"]])
             self.safely("init", self.refresh)
 
+        def _kw(self, sigma, q, grouping):
+            return dict(iters=min(self.p["iters"], 40), search_steps=min(self.p["search_steps"], 2), sigma=sigma, mu=self.p["mu"],
+                        k_hat=min(self.p["k_hat"], 20), q=q, sgm=self.p["sgm"], grouping=grouping, patch=self.p["image_size"] // 8)
+
+        def _precompute(self):
+            "The default setting (t = y+1, σ and q of the run) for all shown digits, one batched call per grouping state."
+            from iclrbench.core import torch_threads
+            sig, q = round(float(self.p["sigma"]), 5), round(float(self.p["q"]), 3)
+            T = torch.tensor((self.labels + 1) % 10)
+            for grouping in (True, False):
+                with torch_threads(1):
+                    out = gse_attack(self.net, self.X, T, **self._kw(sig, q, grouping))
+                for i in range(len(self.X)):
+                    self._cache[(i, int(T[i]), sig, q if grouping else None, grouping)] = AttackOutput(out.x_adv[i:i + 1], out.success[i:i + 1], out.seconds)
+
         def _attack(self, i, t, sigma, q, grouping):
             key = (i, t, sigma, q if grouping else None, grouping)
             if key not in self._cache:
@@ -517,10 +535,7 @@ def _explorer_class():
                 targeted = t != int(self.labels[i])
                 y = torch.tensor([t if targeted else int(self.labels[i])])
                 with torch_threads(1):
-                    self._cache[key] = gse_attack(self.net, self.X[i:i + 1], y, targeted=targeted, iters=min(self.p["iters"], 60),
-                                                  search_steps=min(self.p["search_steps"], 3), sigma=sigma, mu=self.p["mu"],
-                                                  k_hat=min(self.p["k_hat"], 30), q=q, sgm=self.p["sgm"], grouping=grouping,
-                                                  patch=self.p["image_size"] // 8)
+                    self._cache[key] = gse_attack(self.net, self.X[i:i + 1], y, targeted=targeted, **self._kw(sigma, q, grouping))
             return self._cache[key]
 
         def refresh(self, changed=None):
