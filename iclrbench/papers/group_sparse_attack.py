@@ -281,7 +281,7 @@ def pgd0_attack(model, x, y, k: int, targeted: bool = True, img_range=(0.0, 1.0)
             if found.all(): break
     return AttackOutput(result, found, time.perf_counter() - t0)
 
-# %% ../../nbs/papers/group_sparse_attack.ipynb #4b736af5
+# %% ../../nbs/papers/group_sparse_attack.ipynb #b8b8742e
 PAPER = Paper(
     slug="group_sparse_attack",
     title="Group-wise Sparse and Explainable Adversarial Attacks",
@@ -307,7 +307,7 @@ PARAMS = [
 ]
 
 SCALES = {
-    "smoke": dict(n_images=32, n_seeds=3, image_size=16, epochs=5, iters=100, search_steps=5, sigma=0.1, mu=1.0, k_hat=30,
+    "smoke": dict(n_images=16, n_seeds=3, image_size=16, epochs=5, iters=100, search_steps=5, sigma=0.1, mu=1.0, k_hat=30,
                   q=0.25, sgm=1.5, baselines=False),
     "full": dict(n_images=100, n_seeds=3, image_size=32, epochs=5, iters=200, search_steps=10, sigma=0.1, mu=1.0, k_hat=30,
                  q=0.25, sgm=1.5, baselines=True),
