@@ -1,0 +1,166 @@
+"""GSE (Sadiku, Wagner & Pokutta, ICLR 2025): the ½-quasinorm prox vs brute force, AdjustLambda, the search,
+the two phases, metrics, the real-model path on a random ResNet-18, claims."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import iclrbench.papers.group_sparse_attack as gs
+
+
+@pytest.mark.parametrize("tau", [0.05, 0.5, 1.0, 3.0])
+def test_half_threshold_prox_matches_brute_force_1d_minimisation(tau):
+    z = torch.linspace(-4, 4, 801, dtype=torch.float64)
+    u = torch.linspace(-5, 5, 200001, dtype=torch.float64)
+    obj = (u[None] - z[:, None]) ** 2 + tau * u[None].abs().sqrt()
+    brute = u[obj.argmin(1)]
+    assert (gs.half_threshold_prox(z, tau) - brute).abs().max() < 1e-3
+    # the objective value at the prox is never above the grid minimum
+    val = lambda v: (v - z) ** 2 + tau * v.abs().sqrt()
+    assert (val(gs.half_threshold_prox(z, tau)) <= obj.min(1).values + 1e-9).all()
+
+
+def test_prox_jump_and_elementwise_tau():
+    tau = 1.0
+    p = (54 ** (1 / 3) / 4) * tau ** (2 / 3)
+    below, above = gs.half_threshold_prox(torch.tensor([p - 1e-6]), tau), gs.half_threshold_prox(torch.tensor([p + 1e-6]), tau)
+    assert below.item() == 0 and above.item() > 0.6 * p          # jumps to ≈ (2/3)|z|, not to 0+
+    z = torch.tensor([[1.0, 1.0], [-1.0, 1.0]])
+    out = gs.half_threshold_prox(z, torch.tensor([[0.1, 10.0], [0.1, 0.1]]))
+    assert out[0, 1] == 0 and out[0, 0] > 0 and out[1, 0] == -out[1, 1]
+    assert torch.isfinite(gs.half_threshold_prox(torch.zeros(5), 0.0)).all()
+    assert torch.allclose(gs.soft_threshold_prox(torch.tensor([-2.0, 0.5, 3.0]), 1.0), torch.tensor([-1.0, 0.0, 2.0]))
+
+
+def test_adjust_lambda_lowers_near_and_raises_far():
+    lam = torch.ones(2, 12, 12)
+    d = torch.zeros(2, 3, 12, 12)
+    d[0, 1, 5, 5] = 0.3                               # one perturbed pixel (one channel suffices)
+    new = gs.adjust_lambda(lam, d, q=0.25, gb_size=5, sgm=1.5)
+    assert new[0, 5, 5] < new[0, 5, 6] < 1            # strongest decrease at the pixel itself
+    assert new[0, 3, 5] < 1 and new[0, 7, 7] < 1      # within the 5×5 kernel: b > 1
+    assert new[0, 5, 8] == 4.0 and new[0, 0, 0] == 4.0   # outside: b == 1 exactly → b = q → λ / q
+    assert (new[1] == 4.0).all()                       # no perturbation anywhere: every λ grows by 1/q
+
+
+def test_metrics_clusters_d20():
+    d = torch.zeros(1, 1, 8, 8)
+    d[0, 0, 1, 1] = d[0, 0, 1, 2] = 1                  # one horizontal pair
+    d[0, 0, 5, 5] = d[0, 0, 6, 6] = 1                  # two diagonal pixels: 2 clusters under 4-connectivity
+    assert gs.count_clusters(d)[0] == 3
+    assert gs.l0(d)[0] == 4
+    assert gs.d20(torch.ones(1, 1, 8, 8), 4)[0] == 25  # every 4×4 window of an 8×8 image
+    single = torch.zeros(1, 1, 8, 8); single[0, 0, 4, 4] = 1
+    assert gs.d20(single, 2)[0] == 4 and gs.d20(single, 4)[0] == 16
+
+
+@pytest.fixture(scope="module")
+def net():
+    torch.manual_seed(0)
+    model, Xte, yte, acc = gs.train_digit_cnn(seed=0, image_size=16, epochs=4)
+    assert acc > 0.9
+    from iclrbench.images import predict
+    ok = np.where(predict(model, Xte) == yte)[0][:8]
+    return model, torch.tensor(Xte[ok])[:, None], torch.tensor(yte[ok])
+
+
+def test_gse_succeeds_and_groups_better_than_the_ablation(net):
+    model, X, y = net
+    T = (y + 1) % 10
+    kw = dict(iters=60, search_steps=3, sigma=0.1, k_hat=20, patch=2)
+    g = gs.gse_attack(model, X, T, **kw)
+    a = gs.gse_attack(model, X, T, grouping=False, **kw)
+    assert g.success.mean() >= 0.75
+    assert ((g.x_adv >= 0) & (g.x_adv <= 1)).all()
+    assert (model(g.x_adv).argmax(1)[torch.tensor(g.success)] == T[torch.tensor(g.success)]).all()
+    both = g.success & a.success
+    assert gs.count_clusters(g.x_adv - X)[both].mean() < gs.count_clusters(a.x_adv - X)[both].mean()
+    # failed images come back unchanged
+    assert torch.equal(g.x_adv[torch.tensor(~g.success)], X[torch.tensor(~g.success)])
+
+
+def test_phase2_keeps_delta_zero_outside_the_support(net, monkeypatch):
+    """After k̂ the perturbation is zero on the pixels whose λ grew (λ > λ0), for every channel."""
+    model, X, y = net
+    seen = {}
+    orig = gs.adjust_lambda
+    def spy(lam, delta, *a, **k):
+        out = orig(lam, delta, *a, **k)
+        seen["lam"] = out.clone()
+        return out
+    monkeypatch.setattr(gs, "adjust_lambda", spy)
+    lam0 = gs.section_search(model, X[:1], ((y + 1) % 10)[:1], torch.full((1,), 0.1))
+    out = gs.gse_attack(model, X[:1], ((y + 1) % 10)[:1], iters=200, search_steps=1, sigma=0.1, k_hat=10, patch=2)
+    if out.success[0]:
+        # reconstruct the forbidden set from the λ map at step k̂ (the last spy call before phase 2)
+        forbid = seen["lam"][0] > lam0[0]
+        assert (out.x_adv - X[:1])[0, :, forbid].abs().max() == 0
+
+
+def test_section_search_finds_the_zeroing_threshold(net):
+    model, X, y = net
+    T = (y + 1) % 10
+    sig = torch.full((len(X),), 0.1)
+    lam = gs.section_search(model, X, T, sig)
+    d = torch.zeros_like(X, requires_grad=True)
+    g, = torch.autograd.grad(gs.cw_loss(model(X + d), T).sum(), d)
+    for i in range(len(X)):
+        z = g[i] * 0.1
+        assert (gs.half_threshold_prox(z, lam[i] * 1.001 * 0.1) == 0).all()
+        assert (gs.half_threshold_prox(z, lam[i] * 0.99 * 0.1) != 0).any()
+
+
+def test_real_model_path_any_rgb_classifier():
+    """Any torch classifier on NCHW RGB input, with mean/std normalisation inside (torchvision is not installed
+    here, so a small residual network built in code stands in for a random ResNet-18)."""
+    import torch.nn as nn
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__(); self.conv = nn.Conv2d(c, c, 3, padding=1); self.bn = nn.BatchNorm2d(c)
+        def forward(self, x): return torch.relu(x + self.bn(self.conv(x)))
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), Block(8), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10)).eval()
+    model = gs.normalize(net, (0.5, 0.5, 0.5), (0.25, 0.25, 0.25))
+    x = torch.rand(2, 3, 32, 32)
+    with torch.no_grad():
+        y = model(x).argmax(1)
+    out = gs.gse_attack(model, x, y, targeted=False, iters=15, search_steps=2, sigma=0.5, k_hat=5, patch=4)
+    assert out.x_adv.shape == x.shape and ((out.x_adv >= 0) & (out.x_adv <= 1)).all()
+    assert out.success.shape == (2,)
+    delta = out.x_adv - x
+    assert torch.equal(delta.abs().mean(1) > 0, delta.abs().amax(1) > 0)
+
+
+def test_bad_parameters_raise_value_error(net):
+    model, X, y = net
+    for kw, name in ((dict(q=0.0), "q"), (dict(sigma=-1.0), "sigma"), (dict(prox="l3"), "prox"), (dict(iters=0), "iters")):
+        with pytest.raises(ValueError, match=f"'{name}'"):
+            gs.gse_attack(model, X[:1], y[:1], **kw)
+    with pytest.raises(ValueError, match="'q'"):
+        gs.run("smoke", q=0.0)
+    with pytest.raises(ValueError, match="'image_size'"):
+        gs.run("smoke", image_size=12)
+    with pytest.raises(ValueError, match="'gb_size'"):
+        gs.gaussian_kernel(4, 1.0)
+
+
+def test_claim_checks_can_fail():
+    ok = dict(asr_gse=[1.0], asr_gse_mean=1.0, asr_ablation_mean=1.0, clusters_gse_mean=1.0, clusters_ablation_mean=5.0,
+              d20_gse_mean=50.0, d20_ablation_mean=60.0, d20_large_gse_mean=1.0, d20_large_ablation_mean=1.0, l0_gse_mean=1.0, l0_ablation_mean=1.0)
+    bad = dict(ok, asr_gse=[0.5], asr_gse_mean=0.5, clusters_gse_mean=4.0, d20_gse_mean=70.0)
+    for c in gs.CLAIMS:
+        if c.check is None: continue
+        assert c.check(ok)[0], c.id
+        held, measured = c.check(bad)
+        assert not held and measured, c.id
+
+
+def test_same_seed_same_numbers():
+    kw = dict(n_images=4, n_seeds=1, iters=20, search_steps=2, epochs=2, progress=False)
+    a, b = gs.run("smoke", seed=2, **kw), gs.run("smoke", seed=2, **kw)
+    import json
+    assert json.dumps(a.to_dict(False)["metrics"]) == json.dumps(b.to_dict(False)["metrics"])
+    json.dumps(a.to_dict())
