@@ -7,7 +7,7 @@ Docs: https://iclrbench.github.io/iclrbench/core/viz.html.md"""
 # %% ../nbs/core/04_viz.ipynb #f60a12dc
 from __future__ import annotations
 
-import contextlib, html as _html, json, time, traceback
+import contextlib, copy, html as _html, json, time, traceback
 from typing import Any, Callable, Mapping, Sequence
 
 import ipywidgets as widgets
@@ -51,6 +51,12 @@ def replace_figure(target: go.FigureWidget, source: go.Figure) -> go.FigureWidge
         target.data = ()
         target.add_traces(list(source.data))
         target.layout = source.layout
+    # A view created later (JupyterLab renders the output after `explore()` returned) starts from the synced
+    # `_widget_data`/`_widget_layout` traits; plotly updates those only on its own messages, which the front end may
+    # drop while its module is still loading — so set them to the figure as it is now.
+    if hasattr(target, "_widget_data"):
+        target._widget_data = copy.deepcopy(target._data)
+        target._widget_layout = copy.deepcopy(target._layout)
     return target
 
 def figure_signature(fig: go.Figure) -> str:

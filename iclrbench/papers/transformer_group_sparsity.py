@@ -1,7 +1,7 @@
-r"""Chenyang Zhang, Xuran Meng, Yuan Cao (ICLR 2025, arXiv 2504.08638). A one-layer transformer trained by gradient
+"""Chenyang Zhang, Xuran Meng, Yuan Cao (ICLR 2025, arXiv 2504.08638). A one-layer transformer trained by gradient
 descent on group-sparse classification data provably learns to **attend only to the label-relevant group of
 variables**, and the pre-trained model then adapts to a new task with the same sparsity pattern from few samples
-(sample complexity $\sim(d+D)/\epsilon$, against $\sim dD/\epsilon$ for logistic regression on the flattened input).
+(sample complexity ∼(d+D)/ε, against ∼dD/ε for logistic regression on the flattened input).
 
 Docs: https://iclrbench.github.io/iclrbench/papers/transformer_group_sparsity.html.md"""
 
