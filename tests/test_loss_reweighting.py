@@ -143,9 +143,9 @@ def test_regression_gate_mechanism_and_shared_batches():
     # before burn-in all strategies follow the same trajectory (shared mini-batches, uniform weights)
     out2 = lr.train_regression(d, ("uniform", "linupper"), steps=100, burn_in=100, seed=5)
     assert np.allclose(out2["test_loss"][0], out2["test_loss"][1])
-    # after burn-in LinUpper moves weight mass off the redundant (fitted) cluster
+    # after burn-in LinUpper moves weight mass off the redundant (fitted) cluster; Extremes moves mass onto it
     m = out["redundant_mass"]
-    assert m[1, 300:].mean() < 0.5 * m[0, 300:].mean()
+    assert m[1, 100:300].mean() < m[0, 100:300].mean() - 0.03 and m[3, 100:300].mean() > m[0, 100:300].mean() + 0.01
     # without redundant data there is nothing to down-weight: the gain largely disappears
     d0 = lr.regression_data(5, redundant=0.0)
     o0 = lr.train_regression(d0, ("uniform", "linupper"), steps=300, seed=5)
