@@ -233,7 +233,7 @@ def loss_at(run: dict, step: int) -> np.ndarray:
     "Test loss of every strategy at `step` (must be an evaluated step)."
     return run["test_loss"][:, run["steps_eval"].index(step)]
 
-# %% ../../nbs/papers/loss_reweighting.ipynb #0ce66c92
+# %% ../../nbs/papers/loss_reweighting.ipynb #a0332edb
 def lm_experiment(seed: int, strategy: str = "linupper", r: float = 0.4, steps: int = 300, burn_in: int = 50,
                   lr: float = 2e-3, batch: int = 32, context: int = 64, d_model: int = 128, n_layer: int = 2,
                   eval_every: int = 50, eval_tokens: int = 20000, progress: bool = False, device=None) -> dict:
@@ -277,12 +277,12 @@ def lm_experiment(seed: int, strategy: str = "linupper", r: float = 0.4, steps: 
 
         ev = lambda m: math.log(perplexity(m, va, block=context))
         log = train_lm(model, lambda s: batches[s][:2], steps, lr=lr, sample_weights=hook, eval_fn=ev, eval_every=eval_every,
-                       progress=progress, device=device)
+                       progress_bar=progress, device=device, desc=f"LM {strat}")
         final = ev(model)
         res[strat] = dict(final=final, evals=[list(e) for e in log.evals], seconds=log.seconds, redundant_mass=mass)
     return res
 
-# %% ../../nbs/papers/loss_reweighting.ipynb #c8595d1e
+# %% ../../nbs/papers/loss_reweighting.ipynb #d555c361
 PAPER = Paper(
     slug="loss_reweighting",
     title="Dynamic Loss-Based Sample Reweighting for Improved Large Language Model Pretraining",
@@ -309,7 +309,7 @@ PARAMS = [
 _BASE = dict(r=1.0, lr=0.02, steps=1500, batch=64, burn_in=100, redundant=0.7, outliers=0.0,
              lm_strategy="linupper", lm_r=0.4)
 SCALES = {
-    "smoke": dict(_BASE, n_seeds=3, lm_seeds=1, lm_steps=150),
+    "smoke": dict(_BASE, n_seeds=3, lm_seeds=0, lm_steps=150),
     "full": dict(_BASE, n_seeds=10, lm_seeds=3, lm_steps=300),
 }
 
