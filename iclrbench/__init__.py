@@ -8,6 +8,7 @@ Modules:
 - `iclrbench.lm`: One small causal LM family (GPT-style and Llama-style), tokenizers, the offline corpus, one training loop and perplexity — written once and shared by every LLM paper in the workbench.
 - `iclrbench.papers.loss_reweighting`: Sow, Woisetschläger, Bulusu, Wang, Jacobsen, Liang (ICLR 2025). Inside every mini-batch, reweight each sample's loss by a function of where that loss sits among the batch's losses — no per-sample state, no reference model. Down-weighting low-loss ("already learned", redundant) samples speeds up training.
 - `iclrbench.papers.mixmax`: Thudi & Maddison (ICLR 2025). Group DRO over *all bounded functions* is solved by training on the worst-case data mixture, and for cross-entropy that mixture maximises a concave function: the mixture's conditional entropy.
+- `iclrbench.papers.teal`: Liu, Ponnusamy, Cai, Guo, Kim, Athiwaratkun (ICLR 2025). Zero the smallest-magnitude entries of the **input** of every linear projection, with one threshold per projection calibrated offline; the matching weight columns then need not be read during single-token decoding.
 - `iclrbench.runner`: Execute a paper notebook with parameters, keep the executed notebook, an HTML copy and the result JSON, and record the run in the ledger.
 - `iclrbench.settings`: The workbench's run settings (`settings.ini`): scale time budgets, default seed and scale, output folder, ledger, kernel. Command-line flags override them."""
 
