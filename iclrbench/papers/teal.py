@@ -506,7 +506,7 @@ def teal_experiment(seed: int, ps: Sequence[float] = P_GRID, n_layer: int = 2, s
 
 _MODELS: dict = {}   # seed -> (model, calibration, eval x, eval y) of the latest run, for the explorer
 
-# %% ../../nbs/papers/teal.ipynb #99e067f9
+# %% ../../nbs/papers/teal.ipynb #2e39188e
 PAPER = Paper(
     slug="teal",
     title="Training-Free Activation Sparsity in Large Language Models",
@@ -532,7 +532,7 @@ PARAMS = [
 ]
 _BASE = dict(lr=3e-3, base_step=0.05, speed_steps=30)
 SCALES = {
-    "smoke": dict(_BASE, n_seeds=3, n_layer=2, d_model=96, steps=100, batch=8, n_eval=32, greedy=False, speed_blocks=1,
+    "smoke": dict(_BASE, n_seeds=3, n_layer=2, d_model=96, steps=100, batch=8, n_eval=32, greedy=False, speed_blocks=0,
                   speed_threads="1"),
     "full": dict(_BASE, n_seeds=3, n_layer=4, d_model=128, steps=600, batch=16, n_eval=64, greedy=True, speed_blocks=2,
                  speed_threads="1,2"),
@@ -647,9 +647,8 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
         with timer("speed"):
             m["load_avg"] = os.getloadavg()[0]
             threads = [int(t) for t in p["speed_threads"].split(",")]
-            ps = P_GRID if scale != "smoke" else (0.0, 0.5)
-            m["speed"] = gemv_speed_benchmark(ps, threads, n_blocks=p["speed_blocks"], steps=p["speed_steps"],
-                                              warmup=5 if scale != "smoke" else 2, seed=seed, progress=progress)
+            m["speed"] = gemv_speed_benchmark(P_GRID, threads, n_blocks=p["speed_blocks"], steps=p["speed_steps"], warmup=5,
+                                              seed=seed, progress=progress)
     for key in ("teal", "random", "cats"):
         m[f"ppl_{key}_mean"] = [None if any(r[key][i] is None for r in m["per_seed"]) else float(np.mean([r[key][i] for r in m["per_seed"]]))
                                 for i in range(len(P_GRID))]
