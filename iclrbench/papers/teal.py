@@ -309,7 +309,7 @@ def greedy_sparsities(tables: dict, target: float) -> dict:
         out.update(row["sparsities"])
     return out
 
-# %% ../../nbs/papers/teal.ipynb #2b0e64ed
+# %% ../../nbs/papers/teal.ipynb #0390dbf5
 def sparse_gemv(W_T, x, threshold: float | None = None, active=None):
     """y = W·s_t(x) reading only the active rows of the input-major weight `W_T` (in_features, out_features).
 
@@ -382,7 +382,11 @@ def gemv_speed_benchmark(ps: Sequence[float] = (0.0, 0.25, 0.4, 0.5, 0.65), thre
                 rows.append(dict(p=float(p), threads=int(nt), dense_ms=d, sparse_ms=s_, speedup=d / s_, ideal=1 / (1 - p)))
     finally:
         torch.set_num_threads(old)
+    _LAST_SPEED[:] = rows
     return rows
+
+
+_LAST_SPEED: list = []   # the latest benchmark of this session (shown by the explorer when the result has none)
 
 # %% ../../nbs/papers/teal.ipynb #e894dc35
 P_GRID = (0.0, 0.25, 0.4, 0.5, 0.65)
@@ -733,7 +737,7 @@ def text_figure(dense: str, sparse: str, label: str):
     fig = go.Figure(go.Table(header=dict(values=["dense", label]), cells=dict(values=[[dense], [sparse]], align="left")))
     return style(fig, "Greedy continuation of a held-out prompt (sparsified positions: the generated ones)", height=260)
 
-# %% ../../nbs/papers/teal.ipynb #dd6d4789
+# %% ../../nbs/papers/teal.ipynb #39d71ba3
 def explore(result=None):
     "Sparsity per site type (live perplexity), activation histograms, achieved sparsity, speed-up, generation."
     if result is None: result = run("smoke", n_seeds=1, speed_blocks=0, progress=False)
@@ -767,7 +771,7 @@ def _explorer_class():
             self.on_button("generate", self._generate)
             self._ppl_cache: dict = {}
             self.safely("init", self.refresh)
-            self.draw("speed", speed_figure(m.get("speed", [])))
+            self.draw("speed", speed_figure(m.get("speed") or list(_LAST_SPEED)))
             self.draw("text", text_figure("", "", "press 'generate'"))
 
         def _model(self):
