@@ -476,7 +476,7 @@ def lm_figure(lm_runs):
     return style(fig, "LM check: held-out pydoc loss (nats/char)" if lm_runs else "LM check not run (lm_seeds = 0)",
                  "step", "held-out loss")
 
-# %% ../../nbs/papers/loss_reweighting.ipynb #7ef112c5
+# %% ../../nbs/papers/loss_reweighting.ipynb #a09d0786
 def explore(result=None):
     "Strategy, r, burn-in, redundant and outlier fractions, lr, seed; test-loss curves, weight shapes, batch strip plot."
     if result is None: result = run("smoke", progress=False, lm_seeds=0)
@@ -501,7 +501,7 @@ def _explorer_class():
                 "redundant": widgets.FloatSlider(value=p["redundant"], min=0.0, max=0.9, step=0.1, description="redundant frac", **fs),
                 "outliers": widgets.FloatSlider(value=p["outliers"], min=0.0, max=0.1, step=0.01, description="outlier frac", **fs),
                 "lr": widgets.FloatSlider(value=p["lr"], min=0.005, max=0.04, step=0.005, description="lr", readout_format=".3f", **fs),
-                "snap": widgets.Dropdown(options=[50, 150, 300, 600], value=300, description="batch at step", style=fs["style"]),
+                "snap": widgets.Dropdown(options=[50, 150, 300, 400], value=300, description="batch at step", style=fs["style"]),
                 "seed": widgets.IntSlider(value=result.seed, min=0, max=9, description="seed", **fs),
                 "new_seed": widgets.Button(description="next seed", button_style="info"),
             }
@@ -515,8 +515,8 @@ def _explorer_class():
             if key not in self._cache:
                 if len(self._cache) > 64: self._cache.clear()
                 data = regression_data(s["seed"], redundant=s["redundant"], outliers=s["outliers"])
-                self._cache[key] = train_regression(data, STRATEGIES, r=s["r"], lr=s["lr"], steps=600, burn_in=s["burn_in"],
-                                                    seed=s["seed"], eval_every=20, snapshot_steps=(50, 150, 300, 600))
+                self._cache[key] = train_regression(data, STRATEGIES, r=s["r"], lr=s["lr"], steps=400, burn_in=s["burn_in"],
+                                                    seed=s["seed"], eval_every=20, snapshot_steps=(50, 150, 300, 400))
             return self._cache[key]
 
         def refresh(self, changed=None):
@@ -527,7 +527,7 @@ def _explorer_class():
             title = (f"Test loss (seed {s['seed']}, r={s['r']:.2f}, lr={s['lr']:.3f}, outliers {s['outliers']:.2f}); step 300: "
                      f"LinUpper/uniform = {at['linupper'] / at['uniform']:.2f}" + (f"; diverged: {', '.join(div)}" if div else ""))
             self.draw("curves", test_curve_figure(rr["steps_eval"], rr["test_loss"][None], STRATEGIES, title))
-            self.draw("shape", weight_shape_figure(s["r"]))
+            if changed in (None, "r"): self.draw("shape", weight_shape_figure(s["r"]))
             self.draw("strip", batch_strip_figure(rr["snapshots"][s["snap"]], STRATEGIES, s["strategy"], s["snap"]))
 
     return _ReweightingExplorer
