@@ -510,7 +510,7 @@ def teal_experiment(seed: int, ps: Sequence[float] = P_GRID, n_layer: int = 2, s
 
 _MODELS: dict = {}   # seed -> (model, calibration, eval x, eval y) of the latest run, for the explorer
 
-# %% ../../nbs/papers/teal.ipynb #2e39188e
+# %% ../../nbs/papers/teal.ipynb #da19349c
 PAPER = Paper(
     slug="teal",
     title="Training-Free Activation Sparsity in Large Language Models",
@@ -536,7 +536,7 @@ PARAMS = [
 ]
 _BASE = dict(lr=3e-3, base_step=0.05, speed_steps=30)
 SCALES = {
-    "smoke": dict(_BASE, n_seeds=3, n_layer=2, d_model=96, steps=100, batch=8, n_eval=32, greedy=False, speed_blocks=0,
+    "smoke": dict(_BASE, n_seeds=3, n_layer=2, d_model=64, steps=100, batch=8, n_eval=32, greedy=False, speed_blocks=0,
                   speed_threads="1"),
     "full": dict(_BASE, n_seeds=3, n_layer=4, d_model=128, steps=600, batch=16, n_eval=64, greedy=True, speed_blocks=2,
                  speed_threads="1,2"),
