@@ -1,0 +1,162 @@
+"""TEAL: calibration, thresholds, hooks (TEAL / random / CATS), greedy allocation, sparse GEMV, HF path, the miniature."""
+from __future__ import annotations
+
+import json, math
+
+import numpy as np
+import pytest
+import torch
+
+import iclrbench.papers.teal as teal
+
+transformers = pytest.importorskip("transformers")
+from iclrbench import hf
+
+
+@pytest.fixture(scope="module")
+def llama():
+    torch.manual_seed(0)
+    m = hf.tiny_random_model("llama", vocab_size=128, hidden_size=64, intermediate_size=172, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2)
+    ids = torch.randint(0, 128, (8, 64), generator=torch.Generator().manual_seed(0))
+    return m, ids, teal.calibrate(m, [ids[:4], ids[4:]])
+
+
+def test_p0_is_identity_and_achieved_sparsity_matches_target(llama):
+    m, ids, cal = llama
+    ref = m(ids).logits
+    with teal.ActivationSparsifier(m, teal.uniform_rules(cal, 0.0), mode="all"):
+        assert torch.equal(m(ids).logits, ref)
+    # one projection at a time (sparsifying upstream sites shifts downstream inputs): achieved = target on calibration data
+    for p in (0.25, 0.65):
+        for name in cal.n_params:
+            with teal.ActivationSparsifier(m, {name: ("magnitude", cal.threshold(name, p))}, mode="all") as s:
+                m(ids)
+            assert abs(s.achieved()[name] - p) < 0.01, (p, name, s.achieved())
+    with teal.ActivationSparsifier(m, teal.uniform_rules(cal, 0.5), mode="all") as s:
+        m(ids)
+    assert len(s.achieved()) == 14 and all(abs(v - 0.5) < 0.1 for v in s.achieved().values())
+
+
+def test_hooked_output_equals_manual_masked_computation(llama):
+    m, ids, cal = llama
+    name = "model.layers.0.mlp.down_proj"
+    t = cal.threshold(name, 0.5)
+    mod = dict(m.named_modules())[name]
+    seen = {}
+    h = mod.register_forward_hook(lambda mm, a, out: seen.update(x=a[0].detach().clone(), y=out.detach().clone()))
+    with teal.ActivationSparsifier(m, {name: ("magnitude", t)}, mode="all"):
+        m(ids[:2])
+    h.remove()
+    x = seen["x"]                            # the hook saw the (already sparsified) input
+    assert float((x == 0).float().mean()) == pytest.approx(0.5, abs=0.05)
+    assert torch.allclose(seen["y"], x @ mod.weight.T, atol=1e-5)
+    # and it is the dense input masked at |x| <= t
+    h = mod.register_forward_hook(lambda mm, a, out: seen.update(xd=a[0].detach().clone()))
+    m(ids[:2]); h.remove()
+    assert torch.equal(seen["xd"] * (seen["xd"].abs() > t), x)
+
+
+def test_modes_last_half_and_decode_only_with_generate(llama):
+    m, ids, cal = llama
+    ref = m(ids).logits
+    with teal.ActivationSparsifier(m, teal.uniform_rules(cal, 0.5), mode="last_half"):
+        out = m(ids).logits
+    assert torch.allclose(out[:, :32], ref[:, :32], atol=1e-6) and not torch.allclose(out[:, 32:], ref[:, 32:])
+    with teal.ActivationSparsifier(m, teal.uniform_rules(cal, 0.5), mode="decode_only") as s:
+        assert torch.equal(m(ids).logits, ref)                              # prefill (T > 1) stays dense
+        g = m.generate(ids[:1, :8], max_new_tokens=6, do_sample=False)       # KV cache: decode steps have T = 1
+    assert g.shape == (1, 14) and s.achieved() and all(0.2 < v < 0.8 for v in s.achieved().values())
+
+
+def test_random_and_cats_baselines(llama):
+    m, ids, cal = llama
+    with teal.ActivationSparsifier(m, teal.random_rules(cal, 0.4), mode="all", seed=1) as s:
+        m(ids)
+    assert all(abs(v - 0.4) < 0.02 for v in s.achieved().values())
+    share = teal.cats_share(cal)
+    n = {k: v for k, v in cal.n_params.items()}
+    up_down = sum(v for k, v in n.items() if k.endswith(("up_proj", "down_proj")))
+    assert share == pytest.approx(up_down / sum(n.values()))
+    rules, p_int = teal.cats_rules(cal, 0.3)
+    assert p_int == pytest.approx(0.3 / share)
+    with teal.ActivationSparsifier(m, cats=rules, mode="all") as s:
+        m(ids)
+    assert all(abs(v - p_int) < 0.03 for v in s.achieved().values())
+    assert teal.cats_rules(cal, share + 0.01)[0] is None                  # above the cap CATS cannot go
+
+
+def test_histogram_threshold_matches_quantile_for_gaussian():
+    x = torch.randn(400_000, generator=torch.Generator().manual_seed(0))
+    for p in (0.25, 0.5, 0.65):
+        t_h = teal.histogram_threshold(x, p)
+        assert t_h == pytest.approx(float(x.abs().quantile(p)), rel=0.02)
+        assert t_h == pytest.approx(math.sqrt(2) * float(torch.special.erfinv(torch.tensor(p))), rel=0.02)
+
+
+def test_effective_sparsity_weights_by_parameters(llama):
+    m, ids, cal = llama
+    sps = {n: (0.8 if cal.sites[n] in ("k_proj", "v_proj") else 0.0) for n in cal.n_params}
+    eff = teal.effective_sparsity(sps, cal.n_params)
+    kv = sum(v for k, v in cal.n_params.items() if cal.sites[k] in ("k_proj", "v_proj"))
+    assert eff == pytest.approx(0.8 * kv / sum(cal.n_params.values())) and eff < 0.1    # GQA k/v are small
+
+
+def test_greedy_block_allocation_reaches_target_and_prefers_cheap_sites():
+    from iclrbench.lm import LMConfig, TinyLM
+    torch.manual_seed(0)
+    model = TinyLM(LMConfig(vocab_size=64, arch="llama", n_layer=1, n_head=2, d_model=32, d_ff=86, max_len=32)).eval()
+    x = torch.randint(0, 64, (4, 32), generator=torch.Generator().manual_seed(1))
+    cal = teal.calibrate(model, [x])
+    with torch.no_grad():
+        _, hidden = model(x, return_hidden=True)
+    names = list(cal.n_params)
+    rows = teal.greedy_allocate_block(teal.model_block_fn(model, 0), hidden[0], names, cal, model, base_step=0.1, target=0.5)
+    assert rows[0]["effective"] == 0 and rows[-1]["effective"] >= 0.5
+    assert all(b["effective"] > a["effective"] for a, b in zip(rows, rows[1:]))
+    sps = teal.greedy_sparsities({0: rows}, 0.4)
+    assert abs(teal.effective_sparsity(sps, cal.n_params) - 0.4) < 0.05
+
+
+@pytest.mark.parametrize("p", [0.0, 0.3, 0.5, 0.9])
+def test_sparse_gemv_equals_dense_masked_product(p):
+    g = torch.Generator().manual_seed(2)
+    W = torch.randn(700, 300, generator=g)
+    x = torch.randn(700, generator=g)
+    t = float(x.abs().quantile(p)) if p else -1.0
+    assert torch.allclose(teal.sparse_gemv(W, x, t), (x * (x.abs() > t)) @ W, atol=1e-4)
+    lin = hf.tiny_random_model("gpt2").transformer.h[0].mlp.c_fc              # Conv1D: already input-major
+    xx = torch.randn(64, generator=g)
+    assert torch.allclose(teal.sparse_gemv(hf.input_major_weight(lin), xx, 0.5),
+                          (xx * (xx.abs() > 0.5)) @ lin.weight, atol=1e-5)
+
+
+def test_benchmark_runs_small():
+    rows = teal.gemv_speed_benchmark(ps=(0.0, 0.5), threads=(1,), hidden=64, intermediate=128, kv_dim=16, n_blocks=1, steps=3, warmup=1)
+    assert [r["p"] for r in rows] == [0.0, 0.5] and all(r["dense_ms"] > 0 and r["sparse_ms"] > 0 for r in rows)
+
+
+def test_bad_parameters_raise():
+    with pytest.raises(ValueError, match="'sparsity'"):
+        teal.random_rules(None, 1.2)
+    with pytest.raises(ValueError, match="'mode'"):
+        teal.ActivationSparsifier(hf.tiny_random_model("llama"), mode="sometimes")
+    with pytest.raises(ValueError, match="'d_model'"):
+        teal.run("smoke", d_model=100)
+
+
+@pytest.mark.slow
+def test_claim_checks_can_fail_and_seeded():
+    kw = dict(n_seeds=1, steps=20, n_eval=4, d_model=64, speed_blocks=0, progress=False)
+    r, r2 = teal.run("smoke", **kw), teal.run("smoke", **kw)
+    assert json.dumps(r.to_dict(False)["metrics"]) == json.dumps(r2.to_dict(False)["metrics"])
+    bad = json.loads(json.dumps(r.to_dict(False)["metrics"]))
+    for s in bad["per_seed"]:
+        s["random"] = [2.0 * s["ppl_dense"]] * 5; s["teal"] = [1.9 * s["ppl_dense"]] * 5; s["cats"] = [v * 0.5 if v else v for v in s["teal"]]
+        s["greedy"] = [v * 2 for v in s["teal"]]; s["greedy_effective"] = s["teal"]
+    bad["gemv_max_abs_err"] = 0.1
+    bad["speed"] = [dict(p=0.5, threads=1, dense_ms=1.0, sparse_ms=1.0, speedup=1.0, ideal=2.0)]
+    bad["load_avg"] = 1.0
+    for c in teal.CLAIMS:
+        held, msg = c.check(bad)
+        assert not held and msg, c.id
