@@ -84,6 +84,7 @@ def _assert_run_dir(run_dir: Path, slug: str):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("slug", paper_slugs())
 def test_run_executes_notebook_within_budget(tmp_path, slug):
     """`iclrbench run SLUG -p seed 1`: executed notebook, HTML and result JSON, a ledger row, the claims printed."""
@@ -100,7 +101,13 @@ def test_run_executes_notebook_within_budget(tmp_path, slug):
     assert "held" in out.stdout  # the run's claims table is printed
     rows = Ledger(tmp_path / "runs" / "ledger.sqlite").rows()
     assert len(rows) == 1 and rows[0]["slug"] == slug and rows[0]["status"] == "ok" and rows[0]["seed"] == 1
-    assert rows[0]["error"] is None, f"smoke claims did not all hold: {rows[0]['error']}"
+    # A claim that does not hold at smoke scale is a result, reported in the table (the notebook's last cell raises
+    # ClaimsNotHeld, which the runner records); any other error — or a claim check that crashed — is a failure.
+    err = rows[0]["error"]
+    assert err is None or err.startswith("ClaimsNotHeld"), f"the notebook failed: {err}"
+    from iclrbench.core import CHECK_ERROR
+    crashed = [c for c in res["claims"] if c.get("status") == CHECK_ERROR]
+    assert not crashed, f"claim checks raised: {crashed}"
     budget = load_settings(Path(env["ICLRBENCH_SETTINGS"])).budget(slug, "smoke")
     print(f"{slug}: smoke notebook via CLI {wall:.1f} s (budget {budget:.0f} s)")
     assert rows[0]["wall_s"] < budget, f"{slug} smoke notebook took {rows[0]['wall_s']:.1f} s > budget {budget} s"
