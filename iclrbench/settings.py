@@ -31,8 +31,7 @@ DEFAULTS: dict[str, dict[str, str]] = {
                 # smoke notebooks that miss the 60 s target (see settings.ini)
                 "gromov_monge_gap.smoke": "180", "regression_ordinality.smoke": "180",
                 "integrative_decoding.smoke": "200", "multidim_features.smoke": "200",
-                "faithful_generation.smoke": "120", "teal.smoke": "120", "patch_level_training.smoke": "120",
-                "transformer_group_sparsity.smoke": "120"},
+                "faithful_generation.smoke": "120"},
 }
 
 SETTINGS_ENV = "ICLRBENCH_SETTINGS"
