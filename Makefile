@@ -33,7 +33,7 @@ reproduce: install
 # Two passes: everything that is not timed against a wall-clock budget runs on two pytest-xdist workers;
 # the notebook-budget runs and the browser tests run alone afterwards, so their timings are not shared.
 test: install
-	$(BIN)/python -m pytest -q -n 2 -m "not serial and not browser" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m "not serial and not browser" $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -q -m "serial or browser" $(PYTEST_ARGS)
 
 # notebooks → package, clean notebooks, README from nbs/index.ipynb

@@ -8,7 +8,8 @@ import pytest
 from iclrbench.core import CONTRACT, Claim, Paper, Param, Result, load_paper, paper_slugs, resolve_params
 from iclrbench.runner import notebook_for, notebook_parameters
 
-SLUGS = paper_slugs()
+# one xdist group per paper: every test that needs a paper's cached smoke result runs in the same worker
+SLUGS = [pytest.param(s, marks=pytest.mark.xdist_group(s)) for s in paper_slugs()]
 
 
 @pytest.mark.parametrize("slug", SLUGS)

@@ -9,7 +9,8 @@ import pytest
 from iclrbench.core import paper_slugs
 from iclrbench.viz import Explorer, figure_signature
 
-SLUGS = paper_slugs()
+# one xdist group per paper: every test that needs a paper's cached smoke result runs in the same worker
+SLUGS = [pytest.param(s, marks=pytest.mark.xdist_group(s)) for s in paper_slugs()]
 
 
 def _values(c: widgets.Widget) -> list:

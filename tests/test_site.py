@@ -67,7 +67,7 @@ def test_anywidget_modules_are_stored_once_and_stale_buffers_dropped():
     assert js.startswith("(window.ICLRBENCH_ASSETS") and json.dumps(esm) in js
 
 
-@pytest.mark.parametrize("slug", paper_slugs())
+@pytest.mark.parametrize("slug", [pytest.param(s, marks=pytest.mark.xdist_group(s)) for s in paper_slugs()])
 def test_every_paper_has_a_static_explorer_view(slug, smoke_result):
     """`static_view(result)` (or the first fig_* as a fallback) is a plotly figure; a real static view has client-side
     controls whose steps hold different data."""
