@@ -459,10 +459,15 @@ def static_view_figure(mod, result) -> tuple[Any, str]:
     if result is None: raise ValueError("no result to draw a static view from")
     fn = getattr(mod, "static_view", None)
     if callable(fn): return fn(result), "static_view"
+    # fallback: the first fig_* function that draws from the result alone (some need more arguments: skip those)
     for name, obj in vars(mod).items():
         if name.startswith("fig_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__:
-            return obj(result), name
-    raise ValueError(f"{mod.__name__} has neither static_view(result) nor a fig_* function")
+            try:
+                fig = obj(result)
+            except TypeError:
+                continue
+            if hasattr(fig, "to_plotly_json"): return fig, name
+    raise ValueError(f"{mod.__name__} has neither static_view(result) nor a fig_* function that takes the result alone")
 
 # %% ../nbs/core/14_site.ipynb #fbc7933e
 STATUS_CLASS = lambda s: re.sub(r"[^a-z]+", "-", str(s).lower()).strip("-")
