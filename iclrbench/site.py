@@ -453,20 +453,23 @@ def collect_runs(slugs: Sequence[str], scale: str = "smoke", jobs: int = 1, sett
                                       scale=scale, seed=rec.seed, wall_s=rec.wall_s, error=rec.error)
     return {s: _from_ledger_row(have[s]) if s in have else SiteRun(s, "missing") for s in slugs}
 
-# %% ../nbs/core/14_site.ipynb #3b90cb10
+# %% ../nbs/core/14_site.ipynb #b8282812
 def static_view_figure(mod, result) -> tuple[Any, str]:
     "The paper's static explorer view and where it came from ('static_view' or the `fig_*` function's name)."
     if result is None: raise ValueError("no result to draw a static view from")
     fn = getattr(mod, "static_view", None)
     if callable(fn): return fn(result), "static_view"
-    # fallback: the first fig_* function that draws from the result alone (some need more arguments: skip those)
+    # fallback: the first fig_* function whose only required parameter is named `result` (a figure drawn from a
+    # Result). Other fig_* take a retina, a model, a tensor...: calling them with a Result would be a guess.
+    import inspect
     for name, obj in vars(mod).items():
-        if name.startswith("fig_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__:
-            try:
-                fig = obj(result)
-            except TypeError:
-                continue
-            if hasattr(fig, "to_plotly_json"): return fig, name
+        if not (name.startswith("fig_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__): continue
+        try: ps = list(inspect.signature(obj).parameters.values())
+        except (TypeError, ValueError): continue
+        required = [p for p in ps if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if not ps or ps[0].name != "result" or len(required) > 1: continue
+        fig = obj(result)
+        if hasattr(fig, "to_plotly_json"): return fig, name
     raise ValueError(f"{mod.__name__} has neither static_view(result) nor a fig_* function that takes the result alone")
 
 # %% ../nbs/core/14_site.ipynb #fbc7933e

@@ -39,6 +39,13 @@ def _values(c: widgets.Widget) -> list:
     return []
 
 
+def _latency(t0: float, c0: float) -> float:
+    """Seconds an interaction cost: the smaller of wall time and this process's CPU time. Wall time alone grows when
+    another xdist worker shares the 2 cores; CPU time alone grows when torch runs several threads. The smaller is
+    what a reader on a quiet machine would wait, bounded either way."""
+    return min(time.perf_counter() - t0, time.process_time() - c0)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("slug", SLUGS)
 def test_every_control_moves_the_figures_without_errors(slug, smoke_result):
@@ -55,18 +62,19 @@ def test_every_control_moves_the_figures_without_errors(slug, smoke_result):
         before = {n: figure_signature(f) for n, f in ex.figures.items()}
         changed = False
         if isinstance(c, widgets.Button):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             c.click()
-            if time.perf_counter() - t0 > 5:
-                slow.append((name, "click", round(time.perf_counter() - t0, 2)))
+            dt = _latency(t0, c0)
+            if dt > 5:
+                slow.append((name, "click", round(dt, 2)))
             changed = any(figure_signature(f) != before[n] for n, f in ex.figures.items())
         else:
             values = _values(c)
             assert values, f"{slug}: no way to move control {name!r} ({type(c).__name__})"
             for v in values:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 c.value = v
-                dt = time.perf_counter() - t0
+                dt = _latency(t0, c0)
                 if dt > 2.0:
                     slow.append((name, v, round(dt, 2)))
                 assert ex.errors == [], f"{slug}: control {name!r} = {v!r} raised:\n{ex.errors[-1]}"
