@@ -78,6 +78,11 @@ def test_every_paper_has_a_static_explorer_view(slug, smoke_result):
     except ValueError as e:
         pytest.skip(f"{slug}: no static view in the docs yet ({e}); add static_view(result) to the paper")
     assert isinstance(fig, go.Figure) and len(fig.data) > 0
+    # the site draws from result.json, not from the live object: the view must survive the JSON round trip
+    from iclrbench.core import Result
+    again = Result.from_dict(json.loads(json.dumps(smoke_result(slug).to_dict())))
+    fig2, source2 = site.static_view_figure(mod, again)
+    assert source2 == source and len(fig2.data) == len(fig.data)
     if source == "static_view":
         controls = list(fig.layout.sliders or ()) + list(fig.layout.updatemenus or ())
         assert controls, "a static view offers sliders or buttons"
