@@ -1,7 +1,9 @@
 """The docs site, built once per test process for a few papers (shared by test_site.py and test_browser.py).
 
 `ICLRBENCH_SITE_TEST_PAPERS=slug1,slug2` chooses the papers (default: two quick ones); the notebooks run through
-the runner into a temporary folder, two kernels at a time, as `iclrbench docs --jobs 2` would run them."""
+the runner into a temporary folder, two kernels at a time, as `iclrbench docs --jobs 2` would run them.
+`ICLRBENCH_SITE_DIR=_site` checks a site that `iclrbench docs` already built instead (CI builds the whole site with
+the command, then runs the browser tests against it), and its papers are every paper with a page there."""
 from __future__ import annotations
 
 import atexit, functools, os, shutil, tempfile, time
@@ -13,6 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def site_papers() -> list[str]:
     from iclrbench.core import paper_slugs
     slugs = paper_slugs()
+    if os.environ.get("ICLRBENCH_SITE_DIR"):
+        pages = Path(os.environ["ICLRBENCH_SITE_DIR"]) / "papers"
+        return [s for s in slugs if (pages / f"{s}.html").is_file()]
     env = [s.strip() for s in os.environ.get("ICLRBENCH_SITE_TEST_PAPERS", "").split(",") if s.strip()]
     if env:
         unknown = [s for s in env if s not in slugs]
@@ -26,7 +31,14 @@ def site_papers() -> list[str]:
 def built_site():
     """`SiteReport` of a site built from fresh smoke runs of `site_papers()` (once per process)."""
     from iclrbench.settings import load_settings
-    from iclrbench.site import build_site
+    from iclrbench.site import SiteReport, build_site
+    given = os.environ.get("ICLRBENCH_SITE_DIR")
+    if given:
+        out = Path(given).resolve()
+        if not (out / "index.html").is_file():
+            raise FileNotFoundError(f"ICLRBENCH_SITE_DIR={given!r} holds no index.html: build it with `iclrbench docs --out {given}`")
+        pages = sorted(out.rglob("*.html"))
+        return SiteReport(out=out, pages=pages, size_bytes=sum(p.stat().st_size for p in out.rglob("*") if p.is_file()))
     tmp = Path(tempfile.mkdtemp(prefix="iclrbench-site-test-"))
     atexit.register(shutil.rmtree, tmp, True)
     ini = tmp / "settings.ini"

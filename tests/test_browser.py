@@ -144,14 +144,19 @@ def _shutdown_sessions(base: str) -> None:
             urllib.request.urlopen(urllib.request.Request(f"{base}/api/sessions/{s['id']}", method="DELETE"), timeout=30)
 
 
-def _browser_paper() -> str:
+def _browser_papers() -> list[str]:
+    """The papers whose notebooks the JupyterLab test runs: `ICLRBENCH_BROWSER_PAPER` = a slug, a comma-separated list
+    or `all` (each costs its smoke notebook's run time); by default one quick paper."""
     from iclrbench.core import paper_slugs
     slugs = paper_slugs()
-    env = os.environ.get("ICLRBENCH_BROWSER_PAPER")
+    env = os.environ.get("ICLRBENCH_BROWSER_PAPER", "").strip()
+    if env == "all": return slugs
     if env:
-        assert env in slugs, f"ICLRBENCH_BROWSER_PAPER={env!r} is not a paper; available: {slugs}"
-        return env
-    return "rawlsian_policies" if "rawlsian_policies" in slugs else slugs[0]
+        chosen = [s.strip() for s in env.split(",") if s.strip()]
+        unknown = [s for s in chosen if s not in slugs]
+        assert not unknown, f"ICLRBENCH_BROWSER_PAPER names {unknown}, not papers; available: {slugs} or 'all'"
+        return chosen
+    return ["rawlsian_policies" if "rawlsian_policies" in slugs else slugs[0]]
 
 
 FIGURE_DATA_JS = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jupyter-widgets .js-plotly-plot'))
@@ -162,11 +167,11 @@ STATUS_JS = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not
   .map(e => e.textContent).filter(t => /updated \\(|⚠/.test(t)).join('\\n')"""
 
 
-def test_paper_notebook_runs_in_jupyterlab_and_its_explorer_answers_the_keyboard(browser, jupyter_lab):
+@pytest.mark.parametrize("slug", _browser_papers())
+def test_paper_notebook_runs_in_jupyterlab_and_its_explorer_answers_the_keyboard(browser, jupyter_lab, slug):
     """Open a paper notebook, run all cells, wait for widgets and plotly figures, move a slider with the keyboard,
     and check that the figures' data changed and the status line shows no error."""
     base, _ = jupyter_lab
-    slug = _browser_paper()
     with watched_page(browser, f"lab-{slug}") as w:
         _open_lab(w, base, f"papers/{slug}.ipynb")
         pg = w.page
@@ -184,7 +189,8 @@ def test_paper_notebook_runs_in_jupyterlab_and_its_explorer_answers_the_keyboard
         pg.wait_for_function("() => !Array.from(document.querySelectorAll('.jp-InputArea-prompt')).some(p => p.textContent.includes('*'))",
                              timeout=400_000)
         errors = pg.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_text_contents()
-        assert not any("Error" in e and "Traceback" in e for e in errors), errors
+        # a claim that does not hold raises ClaimsNotHeld in the last cell: a result, not an explorer fault
+        assert not any("Error" in e and "Traceback" in e and "ClaimsNotHeld" not in e for e in errors), errors
         pg.wait_for_timeout(3000)
         before, status_before = pg.evaluate(FIGURE_DATA_JS), pg.evaluate(STATUS_JS)
         if not any(len(f) > 200 for f in before):
@@ -206,31 +212,46 @@ def test_paper_notebook_runs_in_jupyterlab_and_its_explorer_answers_the_keyboard
     _shutdown_sessions(base)
 
 
-@pytest.mark.xfail(strict=False, reason="flaky: on 2026-12-02 the 14th notebook's kernel never started ('No Kernel') on a "
-                   "quiet machine although the test passed alone earlier; the kernelspec itself is checked in test_sync")
+OPENED_JS = """(p) => { const w = window.jupyterapp.shell.currentWidget;
+  if (document.querySelector('.jp-Dialog')) return 'dialog';
+  if (!(w && w.context && w.context.path === p && w.sessionContext && w.sessionContext.isReady)) return null;
+  const s = w.sessionContext.session;
+  return s && s.kernel && s.kernel.connectionStatus === 'connected' ? 'kernel:' + s.kernel.name : null; }"""
+
+
 def test_no_notebook_asks_for_a_kernel(browser, jupyter_lab):
-    "Every notebook under nbs/ opens in JupyterLab with its kernel started, no kernel-selection dialog."
+    """Every notebook under nbs/ opens in JupyterLab with its kernel started, no kernel-selection dialog.
+
+    What is under test is the prompt (a notebook without a usable kernelspec raises a dialog). A kernel that is slow
+    or fails to come up on a loaded 2-core machine is a different fault: such a notebook is closed and opened once more,
+    and the retry is reported; a dialog is never retried."""
     base, root = jupyter_lab
     notebooks = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.ipynb"))
     assert notebooks
     _shutdown_sessions(base)  # kernels left by other tests would only slow this one down
+    retried = []
     with watched_page(browser, "lab-kernels") as w:
         _open_lab(w, base)
         pg = w.page
         for nb in notebooks:
-            pg.evaluate("(p) => { window.jupyterapp.commands.execute('docmanager:open', {path: p}); }", nb)
-            try:  # ready, or a dialog (a kernel prompt) — whichever comes first
-                pg.wait_for_function("(p) => { const w = window.jupyterapp.shell.currentWidget;"
-                                     " return document.querySelector('.jp-Dialog') || (w && w.context && w.context.path === p"
-                                     " && w.sessionContext && w.sessionContext.isReady); }", arg=nb, timeout=240_000)
-            except Exception as e:
-                raise AssertionError(f"{nb}: its kernel did not start within 240 s ({type(e).__name__})") from None
-            kernel = pg.evaluate("() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
-                                 " return s.session && s.session.kernel ? s.session.kernel.name : s.kernelDisplayName; }")
-            assert pg.locator(".jp-Dialog").count() == 0, f"{nb} asked for a kernel"
-            assert kernel == "python3", f"{nb} started kernel {kernel!r}, not the notebook's kernelspec python3"
+            state = None
+            for attempt in range(2):
+                pg.evaluate("(p) => { window.jupyterapp.commands.execute('docmanager:open', {path: p}); }", nb)
+                try:  # a connected kernel, or a dialog (a kernel prompt) — whichever comes first
+                    state = pg.wait_for_function(OPENED_JS, arg=nb, timeout=180_000).json_value()
+                except Exception:
+                    state = None
+                if state is not None: break
+                retried.append(nb)
+                pg.evaluate("() => { const w = window.jupyterapp.shell.currentWidget; if (w && w.context) { w.context.model.dirty = false; w.dispose(); } }")
+                _shutdown_sessions(base)
+            assert state != "dialog" and pg.locator(".jp-Dialog").count() == 0, f"{nb} asked for a kernel"
+            assert state is not None, f"{nb}: its kernel did not start (twice, 180 s each)"
+            assert state == "kernel:python3", f"{nb} started {state!r}, not the notebook's kernelspec python3"
             pg.evaluate("() => { const w = window.jupyterapp.shell.currentWidget; w.context.model.dirty = false; w.dispose(); }")
             _shutdown_sessions(base)
+    if retried:
+        warnings.warn(f"kernel did not come up on the first try (opened again): {retried}")
 
 
 # ---- the docs site ----------------------------------------------------------------------------------------
