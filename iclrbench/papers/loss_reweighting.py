@@ -533,7 +533,7 @@ def _explorer_class():
 
     return _ReweightingExplorer
 
-# %% ../../nbs/papers/loss_reweighting.ipynb #c88faf24
+# %% ../../nbs/papers/loss_reweighting.ipynb #2e4878d7
 STATIC_R = (0.2, 0.4, 1.0, 2.0, 5.0)
 STATIC_OUTLIERS = (0.0, 0.05)
 
@@ -586,7 +586,10 @@ def static_view(result):
     fig.add_vline(x=300, line_dash="dot", line_color="#888")
     style(fig, f"Clean test loss vs SGD step (static view: precomputed grid, seed {result.seed}, "
                f"redundant {float(result.params['redundant']):.0%})", "step", "test loss ½MSE (log)", height=480)
-    fig.update_yaxes(type="log")
+    # a fixed range around the trained curves: a diverging run leaves the plot (and says so in the legend)
+    fin = np.concatenate([c["loss"][np.isfinite(c["loss"])] for c in cells.values()])
+    lo, hi = float(np.log10(max(fin.min(), 1e-8))) - 0.2, float(np.log10(max(c["loss"][:, 0].max() for c in cells.values()))) + 0.5
+    fig.update_yaxes(type="log", range=[lo, hi])
     fig.update_layout(margin=dict(t=100, b=150),
                       sliders=[dict(active=STATIC_R.index(r0), currentvalue=dict(prefix="temperature r: "), steps=steps,
                                     y=-0.32, len=0.9, x=0.05, pad=dict(t=10))],
