@@ -202,3 +202,27 @@ def test_read_outs_are_deterministic():
     b = cv.cmf_sim(sim)
     assert a["errors"] == b["errors"]
     assert np.array_equal(sim.percept()["percept"], sim.percept()["percept"])
+
+
+def test_static_view_steps_through_training_per_retina():
+    """The docs' static view draws from a result's stored histories (here: three tiny cortices, after a JSON round
+    trip): buttons per trained retina, a slider over training checkpoints whose steps all differ."""
+    import json
+    from types import SimpleNamespace
+    sims = {"N3": cv.Simulation(_retina(eye_motion=2), seed=0).train(15), "no_motion": cv.Simulation(_retina(eye_motion=0), seed=0).train(15)}
+    sims["boost"] = sims["N3"].boost(500.0, from_type=0).train(5)
+    art = {"runs": {t: [{"history": {k: s.history[k] for k in ("step", "loss", "sv")}, "sv": s.spectrum().tolist()}] for t, s in sims.items()},
+           "boost_step": [sims["boost"].boost_step]}
+    res = SimpleNamespace(artefacts=json.loads(json.dumps(art)), metrics={"seeds": [0]}, seed=0, params={})
+    fig = cv.static_view(res)
+    steps, buttons = fig.layout.sliders[0].steps, fig.layout.updatemenus[0].buttons
+    assert [b.label for b in buttons] == ["N = 3", "N = 3, no eye motion", "N = 3 → 4 (boost)"]
+    assert len(steps) == cv.STATIC_CHECKPOINTS
+    args = [json.dumps(s.args) for s in steps]
+    assert len(set(args)) == len(args) and len(fig.to_json()) < 2_000_000
+    # the boosted run's last checkpoint has four singular values (the new cone type), the others three
+    last = steps[-1].args[0]["x"]
+    assert [len(x) for x in last] == [3, 3, 3, 3, 4, 4]
+    assert cv._static_checkpoints([0, 1, 2], 3) == [0, 1, 2]
+    with pytest.raises(ValueError, match="'k'"):
+        cv._static_checkpoints([0, 1], 3)

@@ -164,3 +164,11 @@ def test_same_seed_same_numbers():
     import json
     assert json.dumps(a.to_dict(False)["metrics"]) == json.dumps(b.to_dict(False)["metrics"])
     json.dumps(a.to_dict())
+    # the docs' static view, from the JSON round trip of the same tiny run: a digit slider whose steps differ
+    from iclrbench.core import Result
+    fig = gs.static_view(Result.from_dict(json.loads(json.dumps(a.to_dict()))))
+    steps = fig.layout.sliders[0].steps
+    assert len(steps) == 4 and len(fig.data) == 8           # 4 digits; 4 panels × (GSE, ablation)
+    args = [json.dumps(s.args) for s in steps]
+    assert len(set(args)) == len(args) and len(fig.to_json()) < 2_000_000
+    assert all(len(s.args[0]["z"]) == len(fig.data) for s in steps)

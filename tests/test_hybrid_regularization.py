@@ -204,3 +204,12 @@ def test_same_seed_same_numbers_and_checks_can_fail():
         if c.check is not None:
             held, measured = c.check(m)
             assert not held and measured, c.id
+    # the docs' static view from the JSON round trip of the same tiny run: a β slider (animation frames) and task buttons
+    from iclrbench.core import Result
+    fig = hr.static_view(Result.from_dict(json.loads(json.dumps(a.to_dict()))))
+    steps, buttons = fig.layout.sliders[0].steps, fig.layout.updatemenus[0].buttons
+    assert [s.label for s in steps] == [f"{b:g}" for b in hr.STATIC_BETAS] and len(buttons) == len(hr.STATIC_TASKS)
+    assert [s.args[0][0] for s in steps] == [f.name for f in fig.frames]
+    frames = [json.dumps([t.to_plotly_json() for t in f.data]) for f in fig.frames]
+    assert len(set(frames)) == len(frames), "every β shows different reconstructions"
+    assert len(fig.frames[0].data[1].y) == 20 and len(fig.to_json()) < 2_000_000

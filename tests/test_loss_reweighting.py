@@ -184,3 +184,18 @@ def test_same_seed_same_numbers_and_checks_can_fail():
         held, msg = c.check(bad)
         assert not held and msg, c.id
     assert lr.CLAIMS[0].check(ok)[0] and lr.CLAIMS[1].check(ok)[0]
+
+
+def test_static_view_has_client_side_controls_over_r_and_outliers():
+    from types import SimpleNamespace
+    res = SimpleNamespace(params=dict(lr.SCALES["smoke"]), seed=0, metrics={}, artefacts={})
+    fig = lr.static_view(res)
+    steps, buttons = fig.layout.sliders[0].steps, fig.layout.updatemenus[0].buttons
+    assert [s.label for s in steps] == [f"{r:g}" for r in lr.STATIC_R] and len(buttons) == len(lr.STATIC_OUTLIERS)
+    assert len(fig.data) == len(lr.STRATEGIES) * len(lr.STATIC_OUTLIERS)
+    ys = [json.dumps(s.args[0]["y"]) for s in steps]
+    assert len(set(ys)) == len(ys), "every r shows different curves"
+    # the small-r divergence the notebook reports shows up in the view; r = 1 trains every strategy
+    assert any("(diverged)" in n for n in steps[0].args[0]["name"])
+    assert not any("(diverged)" in n for n in steps[lr.STATIC_R.index(1.0)].args[0]["name"])
+    assert len(fig.to_json()) < 2_000_000

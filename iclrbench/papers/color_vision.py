@@ -19,13 +19,13 @@ from ..core import progress as progress_bar
 # %% auto #0
 __all__ = ['WAVELENGTHS', 'PEAK_SETS', 'HUMAN_Q', 'BOOST_Q_PEAK', 'XYZ_TO_LINEAR_SRGB', 'IMAGES', 'SPECTRA', 'RGB_BASIS_CENTRES',
            'MOSAICS', 'DIM_THRESHOLD', 'PAPER', 'CONE_COUNTS', 'PARAMS', 'SCALES', 'CLAIMS', 'TYPE_COLOURS',
-           'govardovskii', 'cone_fundamentals', 'fit_nomogram_peak', 'wyman_xyz', 'spectra_to_linear_srgb',
-           'linear_to_srgb', 'srgb_to_linear', 'load_image', 'smooth_basis', 'spectral_scene', 'excitations',
-           'cone_mosaic', 'gaussian_kernel', 'dog_kernel', 'Retina', 'warp', 'loss_mask', 'estimate_shift', 'Cortex',
-           'prediction_loss', 'type_means', 'identity_spectrum', 'colour_dims', 'Simulation', 'probe_r2', 'cmf_sim',
-           'peaks_for', 'train_simulations', 'train_simulation', 'run', 'fig_cone_fundamentals', 'fig_scene_mosaic',
-           'fig_optic_nerve', 'fig_training', 'fig_percept', 'fig_identities', 'fig_cmf', 'fig_dimensionality_summary',
-           'explore']
+           'STATIC_CHECKPOINTS', 'govardovskii', 'cone_fundamentals', 'fit_nomogram_peak', 'wyman_xyz',
+           'spectra_to_linear_srgb', 'linear_to_srgb', 'srgb_to_linear', 'load_image', 'smooth_basis', 'spectral_scene',
+           'excitations', 'cone_mosaic', 'gaussian_kernel', 'dog_kernel', 'Retina', 'warp', 'loss_mask',
+           'estimate_shift', 'Cortex', 'prediction_loss', 'type_means', 'identity_spectrum', 'colour_dims',
+           'Simulation', 'probe_r2', 'cmf_sim', 'peaks_for', 'train_simulations', 'train_simulation', 'run',
+           'fig_cone_fundamentals', 'fig_scene_mosaic', 'fig_optic_nerve', 'fig_training', 'fig_percept',
+           'fig_identities', 'fig_cmf', 'fig_dimensionality_summary', 'explore', 'static_view']
 
 # %% ../../nbs/papers/color_vision.ipynb #49fa9699
 WAVELENGTHS = np.arange(400.0, 701.0, 10.0)          # 31 bands, nm (the card's miniature grid)
@@ -1310,3 +1310,120 @@ def _explorer_class():
             self._draw_cortex(cfg)
 
     return _ColourVisionExplorer
+
+# %% ../../nbs/papers/color_vision.ipynb #4d08d21f
+STATIC_CHECKPOINTS = 12
+_TAG_LABELS = {"N1": "N = 1", "N2": "N = 2", "N3": "N = 3", "N4": "N = 4", "no_motion": "N = 3, no eye motion",
+               "boost": "N = 3 → 4 (boost)"}
+
+
+def _static_checkpoints(steps: Sequence[float], k: int = STATIC_CHECKPOINTS) -> list[int]:
+    """k distinct history indices (k ≤ len(steps)), geometrically spaced in step + 1 (the dimensions peel off early),
+    first and last included; evenly spaced indices where the history is too short for k distinct geometric ones."""
+    st = np.asarray(steps, dtype=float)
+    if not 1 <= k <= len(st): raise ValueError(f"parameter 'k' must be an int in [1, {len(st)}]; got {k!r}")
+    idx = [int(np.argmin(np.abs(st - t))) for t in np.geomspace(1.0, st[-1] + 1.0, k) - 1.0]
+    if len(set(idx)) < k: idx = np.round(np.linspace(0, len(st) - 1, k)).astype(int).tolist()
+    return idx
+
+
+def static_view(result):
+    """The explorer's static view (client-side): per-type colour dimensionality σ_i/σ_1 of the learned cone identities.
+    Buttons choose the trained retina (cone count N, the no-motion control, dimensionality boosting: whatever the run
+    trained); the slider steps through training (up to 12 checkpoints per run, geometrically spaced). Left: σ_i/σ_1 at the
+    checkpoint (dims = bars above the dotted threshold), one bar group per seed; right: the whole trajectory with the
+    checkpoint marked."""
+    import plotly.graph_objects as go
+    from iclrbench.viz import style
+    runs = result.artefacts["runs"]
+    tags = [t for t in ("N1", "N2", "N3", "N4", "no_motion", "boost") if t in runs] + [t for t in runs if t not in _TAG_LABELS]
+    seeds = list(result.metrics.get("seeds", [])) or [result.seed]
+    boost_steps = list(result.artefacts.get("boost_step", []))
+    K = min(STATIC_CHECKPOINTS, *(len(r["history"]["step"]) for rs in runs.values() for r in rs))
+    fig = go.Figure()
+    groups, dyn = {}, []          # tag -> trace indices; (trace index, tag, seed index, kind) of the traces the slider moves
+    for tag in tags:
+        idx = []
+        for j, r in enumerate(runs[tag]):
+            h = r["history"]
+            st = np.asarray(h["step"], dtype=float)
+            ck = _static_checkpoints(st, K)
+            sv = h["sv"][ck[-1]]
+            width = max(len(v) for v in h["sv"])
+            seed = seeds[j] if j < len(seeds) else j
+            op = 1.0 - 0.25 * j
+            fig.add_trace(go.Bar(x=[f"σ{i + 1}" for i in range(len(sv))], y=[max(v, 1e-5) for v in sv], marker_color=TYPE_COLOURS[:len(sv)],
+                                 marker_opacity=op, name=f"seed {seed}", showlegend=True, visible=tag == tags[0],
+                                 hovertemplate="%{x}/σ1 = %{y:.4f}<extra>%{fullData.name}</extra>", xaxis="x", yaxis="y"))
+            dyn.append((len(fig.data) - 1, tag, j, "bar")); idx.append(len(fig.data) - 1)
+            for i in range(width):
+                ys = [max(v[i], 1e-6) if i < len(v) else None for v in h["sv"]]
+                fig.add_trace(go.Scatter(x=(st + 1).tolist(), y=ys, mode="lines", name=f"σ{i + 1}/σ1", legendgroup=f"s{i}",
+                                         showlegend=j == 0, visible=tag == tags[0], opacity=op,
+                                         line=dict(color=TYPE_COLOURS[i % 8], width=2, dash=["solid", "dash", "dot"][j % 3]),
+                                         xaxis="x2", yaxis="y2"))
+                idx.append(len(fig.data) - 1)
+            fig.add_trace(go.Scatter(x=[st[ck[-1]] + 1] * len(sv), y=[max(v, 1e-6) for v in sv], mode="markers", showlegend=False,
+                                     marker=dict(color=TYPE_COLOURS[:len(sv)], size=10, line=dict(color="#222", width=1)),
+                                     name=f"seed {seed}", visible=tag == tags[0], xaxis="x2", yaxis="y2"))
+            dyn.append((len(fig.data) - 1, tag, j, "marker")); idx.append(len(fig.data) - 1)
+            if tag == "boost" and j < len(boost_steps):
+                fig.add_trace(go.Scatter(x=[boost_steps[j] + 1] * 2, y=[1e-3, 1], mode="lines", name="boost (new cone type)",
+                                         line=dict(color="#9467bd", dash="dash"), showlegend=j == 0, visible=tag == tags[0],
+                                         xaxis="x2", yaxis="y2"))
+                idx.append(len(fig.data) - 1)
+        groups[tag] = idx
+    n_sv = max(len(v) for rs in runs.values() for r in rs for v in r["history"]["sv"])
+    last = max(float(np.max(r["history"]["step"])) + 1 for rs in runs.values() for r in rs)
+    for ax, xs in (("", ["σ1", f"σ{n_sv}"]), ("2", [1, last])):
+        fig.add_trace(go.Scatter(x=xs, y=[DIM_THRESHOLD] * 2, mode="lines", name=f"threshold {DIM_THRESHOLD}",
+                                 line=dict(color="#888", dash="dot"), showlegend=ax == "", xaxis=f"x{ax}", yaxis=f"y{ax}",
+                                 hoverinfo="skip"))
+
+    def state(tag, j, k):
+        h = runs[tag][j]["history"]
+        st = h["step"]
+        i = _static_checkpoints(st, K)[k]
+        sv = h["sv"][i]
+        dims = colour_dims(np.asarray(sv))
+        return st[i], sv, dims
+
+    steps = []
+    for k in range(K):
+        xs, ys, names = [], [], []
+        for ti, tag, j, kind in dyn:
+            step, sv, dims = state(tag, j, k)
+            seed = seeds[j] if j < len(seeds) else j
+            if kind == "bar":
+                xs.append([f"σ{i + 1}" for i in range(len(sv))]); ys.append([max(v, 1e-5) for v in sv])
+                names.append(f"seed {seed}, step {step}: dims {dims}")
+            else:
+                xs.append([step + 1] * len(sv)); ys.append([max(v, 1e-6) for v in sv]); names.append(f"seed {seed}, step {step}")
+        main = tags[0]
+        lab_step = state(main, 0, k)[0]
+        same = all(runs[t][j]["history"]["step"] == runs[main][0]["history"]["step"] for t in tags for j in range(len(runs[t])))
+        steps.append(dict(label=str(lab_step) if same else f"{k + 1}/{K}", method="restyle",
+                          args=[{"x": xs, "y": ys, "name": names}, [d[0] for d in dyn]]))
+    all_idx = [i for t in tags for i in groups[t]]
+    buttons = []
+    for tag in tags:
+        dims = [colour_dims(np.asarray(r["sv"])) for r in runs[tag]]
+        buttons.append(dict(label=_TAG_LABELS.get(tag, tag), method="update",
+                            args=[{"visible": [i in groups[tag] for i in all_idx]},
+                                  {"title.text": f"Colour dimensionality over training, {_TAG_LABELS.get(tag, tag)}: final dims "
+                                                 f"{dims} (static view: stored read-outs)"}, all_idx]))
+    d0 = [colour_dims(np.asarray(r["sv"])) for r in runs[tags[0]]]
+    style(fig, f"Colour dimensionality over training, {_TAG_LABELS.get(tags[0], tags[0])}: final dims {d0} "
+               f"(static view: stored read-outs)", height=500)
+    fig.update_layout(
+        barmode="group", margin=dict(l=60, r=200, t=95, b=130),
+        xaxis=dict(domain=[0, 0.4], anchor="y", title="normalised singular value"),
+        yaxis=dict(type="log", range=[-3.2, 0.1], anchor="x", title="σ_i / σ_1 of the per-type mean C"),
+        xaxis2=dict(domain=[0.5, 1], anchor="y2", type="log", title="training step + 1"),
+        yaxis2=dict(type="log", range=[-3.2, 0.1], anchor="x2"),
+        sliders=[dict(active=K - 1, currentvalue=dict(prefix="training step: " if steps[0]["label"].isdigit() else "checkpoint: "),
+                      steps=steps, y=-0.2, yanchor="top", len=0.9, x=0.05, pad=dict(t=10))],
+        updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.03, yanchor="bottom",
+                          showactive=True)] if len(tags) > 1 else [],
+        legend=dict(orientation="v", y=1, x=1.02, yanchor="top", xanchor="left", font=dict(size=11)))
+    return fig

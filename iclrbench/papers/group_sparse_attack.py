@@ -21,7 +21,8 @@ from ..core import progress as progress_bar
 __all__ = ['PAPER', 'PARAMS', 'SCALES', 'METHOD_LABELS', 'CLAIMS', 'half_threshold_prox', 'soft_threshold_prox',
            'hard_threshold_prox', 'cw_loss', 'gaussian_kernel', 'adjust_lambda', 'section_search', 'AttackOutput',
            'count_clusters', 'cluster_labels', 'd20', 'l0', 'l2', 'normalize', 'gse_attack', 'pgd0_attack',
-           'train_digit_cnn', 'attack_metrics', 'run', 'fig_perturbations', 'fig_metrics', 'fig_prox', 'explore']
+           'train_digit_cnn', 'attack_metrics', 'run', 'fig_perturbations', 'fig_metrics', 'fig_prox', 'explore',
+           'static_view']
 
 # %% ../../nbs/papers/group_sparse_attack.ipynb #3dbaba5a
 def half_threshold_prox(z, tau):
@@ -574,3 +575,65 @@ def _explorer_class():
 def explore(result=None):
     "The interactive explorer (an `iclrbench.viz.Explorer`); `result` supplies the seed and the attack settings."
     return _explorer_class()(result)
+
+# %% ../../nbs/papers/group_sparse_attack.ipynb #b7d867b3
+def static_view(result):
+    """The explorer's static view: clean digit, adversarial digit, signed perturbation δ and its 4-connected clusters,
+    GSE (top row) vs the prox-½-only ablation (bottom row, the explorer's 'grouping' checkbox); the slider steps through
+    the attacked digits stored in the result (client-side)."""
+    import plotly.graph_objects as go
+    from iclrbench.viz import style
+    a = result.artefacts
+    methods = [m for m in ("gse", "ablation") if f"delta_{m}" in a]
+    clean = np.asarray(a["clean"], dtype=float)
+    n = len(clean)
+    cols = ["clean", "adversarial", "δ", "clusters"]
+    gap, vgap = 0.03, 0.1
+    w = (1 - gap * (len(cols) - 1)) / len(cols)
+    h = (1 - vgap * (len(methods) - 1)) / len(methods)
+    r3 = lambda z: np.round(np.asarray(z, dtype=float), 3)[::-1].tolist()       # rows flipped: heatmaps draw bottom-up
+
+    def panels(i):
+        "z per trace and the layout text for digit i."
+        zs, lay = [], {}
+        head = f"digit {i}: label {a['labels'][i]} → target {a['targets'][i]}"
+        for mi, m in enumerate(methods):
+            d = np.asarray(a[f"delta_{m}"][i], dtype=float)
+            lab = cluster_labels(np.abs(d) > 0)
+            zs += [r3(clean[i]), r3(np.clip(clean[i] + d, 0, 1)), r3(d), lab[::-1].tolist()]
+            ok = "success" if a[f"success_{m}"][i] else "failed"
+            for j, txt in enumerate(("", f"predicted {a[f'pred_{m}'][i]} ({ok})", f"ℓ0 = {int((np.abs(d) > 0).sum())}",
+                                     f"{lab.max()} clusters")):
+                k = mi * len(cols) + j + 1
+                lay[f"xaxis{'' if k == 1 else k}.title.text"] = txt
+            head += f"; {METHOD_LABELS[m]}: {lab.max()} clusters"
+        lay["title.text"] = f"Static view (stored perturbations) — {head}"
+        return zs, lay
+
+    fig = go.Figure()
+    z0, lay0 = panels(0)
+    lim = max(float(np.abs(np.asarray(a[f"delta_{m}"], dtype=float)).max()) for m in methods) or 1.0
+    for mi, m in enumerate(methods):
+        y0 = max(0.0, 1 - mi * (h + vgap) - h)
+        for j, c in enumerate(cols):
+            k = mi * len(cols) + j + 1
+            ax = "" if k == 1 else str(k)
+            cs, zmin, zmax = {"clean": ("gray_r", 0, 1), "adversarial": ("gray_r", 0, 1), "δ": ("RdBu", -lim, lim),
+                              "clusters": ("Turbo", 0, None)}[c]
+            fig.add_trace(go.Heatmap(z=z0[k - 1], colorscale=cs, zmin=zmin, zmax=zmax, showscale=False, xaxis=f"x{ax}",
+                                     yaxis=f"y{ax}", hovertemplate=f"{METHOD_LABELS[m]}, {c}: " + "%{z}<extra></extra>"))
+            fig.layout[f"xaxis{ax}"] = dict(domain=[j * (w + gap), min(1.0, j * (w + gap) + w)], anchor=f"y{ax}", showticklabels=False,
+                                            showgrid=False, zeroline=False, title=dict(text=lay0.get(f"xaxis{ax}.title.text", ""),
+                                                                                      font=dict(size=11)))
+            fig.layout[f"yaxis{ax}"] = dict(domain=[y0, min(1.0, y0 + h)], anchor=f"x{ax}", showticklabels=False, showgrid=False,
+                                            zeroline=False, scaleanchor=f"x{ax}",
+                                            title=dict(text=f"{METHOD_LABELS[m]}<br>{c}" if j == 0 else c, font=dict(size=11)))
+    steps = []
+    for i in range(n):
+        zs, lay = panels(i)
+        steps.append(dict(label=str(i), method="update", args=[{"z": zs}, lay, list(range(len(zs)))]))
+    style(fig, lay0["title.text"], height=230 * len(methods) + 120)
+    fig.update_layout(margin=dict(l=70, r=10, t=50, b=90),
+                      sliders=[dict(active=0, currentvalue=dict(prefix="digit: "), steps=steps, y=-0.02, yanchor="top",
+                                    len=0.9, x=0.05, pad=dict(t=30))])
+    return fig

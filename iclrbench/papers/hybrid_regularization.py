@@ -19,11 +19,12 @@ from ..core import progress as progress_bar
 
 # %% auto #0
 __all__ = ['TASKS', 'WEIGHTINGS', 'METHODS', 'PAPER', 'TASK_SETS', 'PARAMS', 'SCALES', 'BETA_GRID', 'WIDTH_GRID', 'DPS_ZETAS',
-           'CLAIMS', 'METHOD_NAMES', 'METHOD_COLORS', 'linear_alphas_cumprod', 'GMMDenoiser', 'Inpainting', 'BlockSR',
-           'GaussianBlur', 'Denoising', 'box_mask', 'random_mask', 'make_operator', 'measure', 'denoise_weight',
-           'timestep_grid', 'Adam', 'Solution', 'solve_inverse', 'unet_eps_model', 'split_digits',
-           'load_digit_images_sym', 'run', 'mosaic_figure', 'curves_figure', 'fig_images', 'fig_curves', 'fig_reg_norm',
-           'fig_width', 'fig_beta', 'torch_threads_1', 'explore']
+           'CLAIMS', 'METHOD_NAMES', 'METHOD_COLORS', 'STATIC_BETAS', 'STATIC_TASKS', 'linear_alphas_cumprod',
+           'GMMDenoiser', 'Inpainting', 'BlockSR', 'GaussianBlur', 'Denoising', 'box_mask', 'random_mask',
+           'make_operator', 'measure', 'denoise_weight', 'timestep_grid', 'Adam', 'Solution', 'solve_inverse',
+           'unet_eps_model', 'split_digits', 'load_digit_images_sym', 'run', 'mosaic_figure', 'curves_figure',
+           'fig_images', 'fig_curves', 'fig_reg_norm', 'fig_width', 'fig_beta', 'torch_threads_1', 'explore',
+           'static_view_grid', 'static_view']
 
 # %% ../../nbs/papers/hybrid_regularization.ipynb #7c304b7e
 def linear_alphas_cumprod(T: int = 1000, beta_start: float = 1e-4, beta_end: float = 0.02) -> np.ndarray:
@@ -686,3 +687,93 @@ def torch_threads_1():
 def explore(result=None):
     "The interactive explorer (an `iclrbench.viz.Explorer`); `result` supplies the seed, settings and the prior-width figure."
     return _explorer_class()(result)
+
+# %% ../../nbs/papers/hybrid_regularization.ipynb #3c7d64fa
+STATIC_BETAS = (0.0, 0.1, 0.2, 0.5, 1.0)
+STATIC_TASKS = ("box", "random")
+
+
+def static_view_grid(result) -> dict:
+    """DR and HR(β) for β in `STATIC_BETAS` on the explorer's 8 digits, per task in `STATIC_TASKS` (seed, prior and
+    solver settings from `result`): reconstructions (8, 8, 8), mean-PSNR curves and final mean PSNRs."""
+    import torch
+    from iclrbench.images import psnr
+    p, seed = result.params, int(result.seed)
+    out = {}
+    with torch_threads_1():
+        prior, pool, _ = split_digits(seed, int(p["prior_size"]))
+        X = torch.tensor(pool[:8])
+        den = GMMDenoiser(prior[:, 0], s=float(p["prior_width"]))
+        for task in STATIC_TASKS:
+            op = make_operator(task, rng=np.random.default_rng([seed, 1]))
+            y = measure(op, X, float(p["sigma_y"]), np.random.default_rng([seed, 2]))
+            cell = {"truth": X[:, 0].numpy(), "measurement": op.pinv(y)[:, 0].numpy()}
+            for key, meth, beta in [("dr", "dr", 1.0)] + [(b, "hr", b) for b in STATIC_BETAS]:
+                sol = solve_inverse(den, op, y, meth, beta=beta, steps=int(p["steps"]), lr=float(p["lr"]), lam=float(p["lam"]),
+                                    weighting=p["weighting"], seed=seed * 1000, x_true=X)
+                cell[key] = dict(x=sol.x[:, 0].numpy(), curve=np.asarray(sol.psnr_curve), psnr=float(psnr(sol.x, X).mean()))
+            out[task] = cell
+    return out
+
+
+def static_view(result):
+    """The explorer's static view: 8 held-out digits (truth, A†(y), DR, HR(β)) above the mean-PSNR-vs-step curves of DR
+    and HR(β); the slider moves β (0 = CR, 1 = fresh noise as DR), the buttons switch between box and random inpainting."""
+    import plotly.graph_objects as go
+    from iclrbench.viz import style
+    g = static_view_grid(result)
+    r2 = lambda a: np.round(np.asarray(a, dtype=float), 2)
+
+    def canvas(rows):
+        c = np.full((len(rows) * 9 - 1, 8 * 9 - 1), np.nan)
+        for i, im in enumerate(rows):
+            for j in range(8): c[i * 9:i * 9 + 8, j * 9:j * 9 + 8] = im[j]
+        return r2(c[::-1]).tolist()
+
+    b0 = min(STATIC_BETAS, key=lambda b: abs(b - float(result.params["beta"])))
+    row_names = ["truth", "A†(y)", "DR (RED-diff)", "HR(β)"]
+    fig = go.Figure()
+    n_per = 4                                   # per task: mosaic heatmap, DR curve, HR(β) curve, (CR = β 0 reference)
+    for ti, task in enumerate(STATIC_TASKS):
+        c = g[task]
+        vis = ti == 0
+        fig.add_trace(go.Heatmap(z=canvas([c["truth"], c["measurement"], c["dr"]["x"], c[b0]["x"]]), colorscale="gray_r",
+                                 zmin=-1, zmax=1, showscale=False, hoverinfo="skip", visible=vis, xaxis="x", yaxis="y"))
+        steps_x = list(range(1, len(c["dr"]["curve"]) + 1))
+        fig.add_trace(go.Scatter(x=steps_x, y=r2(c["dr"]["curve"]).tolist(), name=f"DR (RED-diff): {c['dr']['psnr']:.2f} dB",
+                                 line=dict(color=METHOD_COLORS["dr"], width=2), visible=vis, xaxis="x2", yaxis="y2"))
+        fig.add_trace(go.Scatter(x=steps_x, y=r2(c[0.0]["curve"]).tolist(), name=f"CR (β = 0): {c[0.0]['psnr']:.2f} dB",
+                                 line=dict(color=METHOD_COLORS["cr"], width=1.5, dash="dot"), visible=vis, xaxis="x2", yaxis="y2"))
+        fig.add_trace(go.Scatter(x=steps_x, y=r2(c[b0]["curve"]).tolist(), name=f"HR (β = {b0:g}): {c[b0]['psnr']:.2f} dB",
+                                 line=dict(color=METHOD_COLORS["hr"], width=2.5), visible=vis, xaxis="x2", yaxis="y2"))
+    n_tr = n_per * len(STATIC_TASKS)
+    # β steps are animation frames: each frame restyles the mosaics (heatmaps) and the HR(β) curves (scatters) by index
+    frames, steps = [], []
+    anim = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
+    for b in STATIC_BETAS:
+        data, idx = [], []
+        for ti, task in enumerate(STATIC_TASKS):
+            c = g[task]
+            data += [go.Heatmap(z=canvas([c["truth"], c["measurement"], c["dr"]["x"], c[b]["x"]])),
+                     go.Scatter(y=r2(c[b]["curve"]).tolist(), name=f"HR (β = {b:g}): {c[b]['psnr']:.2f} dB")]
+            idx += [ti * n_per, ti * n_per + 3]
+        frames.append(go.Frame(name=f"beta {b:g}", data=data, traces=idx))
+        steps.append(dict(label=f"{b:g}", method="animate", args=[[f"beta {b:g}"], anim]))
+    fig.frames = frames
+    buttons = [dict(label=f"{task} inpainting", method="restyle",
+                    args=[{"visible": [j // n_per == ti for j in range(n_tr)]}, list(range(n_tr))])
+               for ti, task in enumerate(STATIC_TASKS)]
+    style(fig, f"DR vs HR(β) on 8 held-out digits (static view: precomputed grid, seed {result.seed})", height=620)
+    fig.update_layout(
+        xaxis=dict(domain=[0, 1], showticklabels=False, showgrid=False, zeroline=False, anchor="y"),
+        yaxis=dict(domain=[0.5, 1], showgrid=False, zeroline=False, scaleanchor="x", anchor="x",
+                   tickvals=[(3 - i) * 9 + 3.5 for i in range(4)], ticktext=row_names),
+        xaxis2=dict(domain=[0, 1], anchor="y2", title="optimisation step"),
+        yaxis2=dict(domain=[0, 0.36], anchor="x2", title="mean PSNR (dB)"),
+        margin=dict(l=110, r=20, t=90, b=130),
+        sliders=[dict(active=STATIC_BETAS.index(b0), currentvalue=dict(prefix="HR mixing weight β: "), steps=steps,
+                      y=-0.12, yanchor="top", len=0.9, x=0.05, pad=dict(t=30))],
+        updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.02, yanchor="bottom",
+                          showactive=True)],
+        legend=dict(orientation="h", x=0, y=0.41, yanchor="bottom", font=dict(size=11)))
+    return fig

@@ -77,10 +77,11 @@ def sample_weights(losses, strategy: str = "linupper", r: float = 1.0, delta: fl
     return e / e.sum(axis=-1, keepdims=True)
 
 # %% auto #0
-__all__ = ['STRATEGIES', 'LABELS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'COLORS', 'normalise_losses', 'strategy_score',
-           'sample_weights', 'per_sample_lm_losses', 'reweighted_lm_loss', 'reweighting_trainer_class',
-           'regression_data', 'train_regression', 'loss_at', 'lm_experiment', 'run', 'weight_shape_figure',
-           'test_curve_figure', 'batch_strip_figure', 'lm_figure', 'explore']
+__all__ = ['STRATEGIES', 'LABELS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'COLORS', 'STATIC_R', 'STATIC_OUTLIERS',
+           'normalise_losses', 'strategy_score', 'sample_weights', 'per_sample_lm_losses', 'reweighted_lm_loss',
+           'reweighting_trainer_class', 'regression_data', 'train_regression', 'loss_at', 'lm_experiment', 'run',
+           'weight_shape_figure', 'test_curve_figure', 'batch_strip_figure', 'lm_figure', 'explore', 'static_view_grid',
+           'static_view']
 
 # %% ../../nbs/papers/loss_reweighting.ipynb #890ed14f
 def per_sample_lm_losses(logits, labels, shift: bool = True, ignore_index: int = -100):
@@ -531,3 +532,68 @@ def _explorer_class():
             self.draw("strip", batch_strip_figure(rr["snapshots"][s["snap"]], STRATEGIES, s["strategy"], s["snap"]))
 
     return _ReweightingExplorer
+
+# %% ../../nbs/papers/loss_reweighting.ipynb #2e4878d7
+STATIC_R = (0.2, 0.4, 1.0, 2.0, 5.0)
+STATIC_OUTLIERS = (0.0, 0.05)
+
+
+def static_view_grid(result, steps: int = 400) -> dict:
+    "Test-loss curves of every strategy for r × outlier fraction (seed and other settings from `result`, `steps` SGD steps)."
+    p, seed = result.params, int(result.seed)
+    cells = {}
+    for out in STATIC_OUTLIERS:
+        data = regression_data(seed, redundant=float(p["redundant"]), outliers=out)
+        for r in STATIC_R:
+            rr = train_regression(data, STRATEGIES, r=r, lr=float(p["lr"]), steps=steps, batch=int(p["batch"]),
+                                  burn_in=min(int(p["burn_in"]), steps // 2), seed=seed, eval_every=20)
+            tl = np.where(np.isfinite(rr["test_loss"]), rr["test_loss"], np.nan)
+            cells[(out, r)] = dict(steps=list(rr["steps_eval"]), loss=tl, diverged=list(rr["diverged"]))
+    return cells
+
+
+def static_view(result):
+    """The explorer's static view: clean test loss vs SGD step for the five strategies; the slider moves the softmax
+    temperature r (small r diverges), the buttons switch the training data between clean labels and 5 % outliers."""
+    import plotly.graph_objects as go
+    from iclrbench.viz import style
+    cells = static_view_grid(result)
+    n_s = len(STRATEGIES)
+    r0 = min(STATIC_R, key=lambda v: abs(v - float(result.params["r"])))
+
+    def ys(c):
+        return [[None if not np.isfinite(v) else float(f"{v:.4g}") for v in c["loss"][k]] for k in range(n_s)]
+
+    def names(c):
+        return [LABELS[s] + (" (diverged)" if d else "") for s, d in zip(STRATEGIES, c["diverged"])]
+
+    fig = go.Figure()
+    for i, out in enumerate(STATIC_OUTLIERS):
+        c = cells[(out, r0)]
+        for k, s in enumerate(STRATEGIES):
+            fig.add_trace(go.Scatter(x=c["steps"], y=ys(c)[k], name=names(c)[k], mode="lines", visible=(i == 0),
+                                     line=dict(color=COLORS[s], width=2), legendgroup=s))
+    n_tr = n_s * len(STATIC_OUTLIERS)
+    steps = []
+    for r in STATIC_R:
+        y_all, n_all = [], []
+        for out in STATIC_OUTLIERS:
+            y_all += ys(cells[(out, r)]); n_all += names(cells[(out, r)])
+        steps.append(dict(label=f"{r:g}", method="restyle", args=[{"y": y_all, "name": n_all}, list(range(n_tr))]))
+    buttons = [dict(label="clean labels" if out == 0 else f"{out:.0%} outliers", method="restyle",
+                    args=[{"visible": [j // n_s == i for j in range(n_tr)]}, list(range(n_tr))])
+               for i, out in enumerate(STATIC_OUTLIERS)]
+    fig.add_vline(x=300, line_dash="dot", line_color="#888")
+    style(fig, f"Clean test loss vs SGD step (static view: precomputed grid, seed {result.seed}, "
+               f"redundant {float(result.params['redundant']):.0%})", "step", "test loss ½MSE (log)", height=480)
+    # a fixed range around the trained curves: a diverging run leaves the plot (and says so in the legend)
+    fin = np.concatenate([c["loss"][np.isfinite(c["loss"])] for c in cells.values()])
+    lo, hi = float(np.log10(max(fin.min(), 1e-8))) - 0.2, float(np.log10(max(c["loss"][:, 0].max() for c in cells.values()))) + 0.5
+    fig.update_yaxes(type="log", range=[lo, hi])
+    fig.update_layout(margin=dict(t=100, b=150),
+                      sliders=[dict(active=STATIC_R.index(r0), currentvalue=dict(prefix="temperature r: "), steps=steps,
+                                    y=-0.32, len=0.9, x=0.05, pad=dict(t=10))],
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.02,
+                                        yanchor="bottom", showactive=True)],
+                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom", font=dict(size=11)))
+    return fig
