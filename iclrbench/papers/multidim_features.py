@@ -21,17 +21,17 @@ from ..core import (Claim, Paper, Param, Result, Timer, make_result, progress as
 
 # %% auto #0
 __all__ = ['SYNTHETIC', 'DAYS', 'MONTHS', 'NUMBERS', 'FILLERS', 'VOCAB', 'STOI', 'SEQ_LEN', 'PAD', 'BOS', 'DAY_IDS', 'MONTH_IDS',
-           'INTERVENTIONS', 'NUMBER_WORDS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'CAL_COLORS', 'separability_index',
-           'mutual_information_bits', 'mixture_index', 'mixture_index_batch', 'irreducibility_score',
-           'synthetic_feature', 'SparseAutoencoder', 'sae_loss', 'SAETrainLog', 'train_sae', 'sae_stats',
-           'cluster_decoder', 'cluster_reconstructions', 'pca', 'calendar_problems', 'split_problems',
+           'INTERVENTIONS', 'NUMBER_WORDS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'CAL_COLORS', 'STATIC_MAX_CLUSTERS',
+           'STATIC_MAX_POINTS', 'separability_index', 'mutual_information_bits', 'mixture_index', 'mixture_index_batch',
+           'irreducibility_score', 'synthetic_feature', 'SparseAutoencoder', 'sae_loss', 'SAETrainLog', 'train_sae',
+           'sae_stats', 'cluster_decoder', 'cluster_reconstructions', 'pca', 'calendar_problems', 'split_problems',
            'arithmetic_sentence', 'list_sentence', 'calendar_batch', 'train_calendar_lm', 'arithmetic_accuracy',
            'collect_activations', 'normalise_activations', 'is_cyclic_order', 'start_token_means', 'circle_emergence',
            'ClusterInfo', 'score_clusters', 'sae_pipeline', 'calendar_fraction', 'CircleProbe', 'list_prompts',
            'fit_circle_probe', 'intervene', 'run_from_layer', 'intervention_experiment', 'next_token_distribution',
            'days_prompts', 'months_prompts', 'collect_hf_activations', 'hf_pipeline', 'summarise_pipeline', 'run',
            'cluster_figure', 'indices_figure', 'irreducibility_scatter', 'mi_curve_figure', 'synthetic_figure',
-           'intervention_figure', 'fig_cluster', 'fig_scatter', 'fig_intervention', 'explore']
+           'intervention_figure', 'fig_cluster', 'fig_scatter', 'fig_intervention', 'explore', 'static_view']
 
 # %% ../../nbs/papers/multidim_features.ipynb #5893620a
 def separability_index(points: np.ndarray, bins: int = 10, n_angles: int = 100, return_curve: bool = False):
@@ -1312,3 +1312,114 @@ def _explorer_class():
             self.draw("circle", style(fig2, f"Circle probe plane at layer {probe.layer} (R² {probe.r2:.2f})", "probe dim 1", "probe dim 2", height=320))
 
     return _CircleViewer
+
+# %% ../../nbs/papers/multidim_features.ipynb #cd676644
+STATIC_MAX_CLUSTERS = 12
+STATIC_MAX_POINTS = 200
+
+
+def _static_cluster_data(cl: dict, pcs: tuple[int, int], max_points: int = STATIC_MAX_POINTS) -> list[dict]:
+    "x, y, text, colour of a cluster's points (evenly subsampled) and its day / month centroid polygons in PCs `pcs`."
+    P = np.asarray(cl["proj"], dtype=float)
+    toks, ctx = list(cl["tokens"]), list(cl["context"])
+    a, b = (pcs if P.shape[1] > max(pcs) else (0, 1))
+    keep = np.unique(np.linspace(0, len(P) - 1, min(max_points, len(P))).round().astype(int))
+    kv = [_calendar_value(toks[i]) for i in keep]
+    pts = dict(x=np.round(P[keep, a], 3).tolist(), y=np.round(P[keep, b], 3).tolist(),
+               text=[f"{toks[i]} | {ctx[i]}" for i in keep], color=[float(v) if k != "other" else -1.0 for k, v in kv])
+    out = [pts]
+    for names in (DAYS, MONTHS):
+        cents = [(P[[i for i in range(len(toks)) if toks[i] == nm]].mean(0), nm) for nm in names if nm in toks]
+        if len(cents) >= 3:
+            xy = np.array([c for c, _ in cents] + [cents[0][0]])
+            out.append(dict(x=np.round(xy[:, a], 3).tolist(), y=np.round(xy[:, b], 3).tolist(),
+                            text=[nm[:3] for _, nm in cents] + [""]))
+        else:
+            out.append(dict(x=[], y=[], text=[]))
+    return out
+
+
+def static_view(result, max_clusters: int = STATIC_MAX_CLUSTERS):
+    """The viewer's static view (client-side, from the stored cluster projections of the first trained model): a
+    **slider over the clusters, ranked by (1-M)·S** (label: rank and top token), showing the chosen cluster's
+    restricted SAE reconstructions in its top PCs, coloured by day / month index, with the day and month centroids
+    joined in calendar order (a 7-gon / 12-gon when the circle is clean); **buttons pick the projection (PC 0-1 or
+    PC 1-2)**. Right: every cluster at (M, S) — the trained model's and the random-calendar control's — with the chosen
+    cluster ringed."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    from iclrbench.viz import style
+    models = result.artefacts["models"]
+    tag = f"trained (seed {result.seed})"
+    if tag not in models: tag = next(t for t in models if t.startswith("trained"))
+    summ = next(iter(models[tag].values()))
+    cls = [c for c in summ["clusters"] if len(c.get("proj") or []) >= 3][:max_clusters]
+    if len(cls) < 2: raise ValueError(f"static_view needs >= 2 scored clusters in {tag}; got {len(cls)}")
+    ctrl_tag = next((t for t in models if t.startswith("control")), None)
+    ctrl = next(iter(models[ctrl_tag].values()))["clusters"] if ctrl_tag else []
+    projs = ((0, 1), (1, 2))
+    scale = []
+    for j, col in enumerate(["#cccccc"] + CAL_COLORS):
+        scale += [[j / 13, col], [(j + 1) / 13, col]]
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.1,
+                        subplot_titles=("cluster reconstructions (hover: token | context)", "all clusters at (M, S)"))
+    first = [_static_cluster_data(cls[0], pc) for pc in projs]
+    for pi, pc in enumerate(projs):
+        pts, dpoly, mpoly = first[pi]
+        fig.add_trace(go.Scatter(x=pts["x"], y=pts["y"], text=pts["text"], mode="markers", name="tokens",
+                                 hovertemplate="%{text}<extra></extra>", visible=pi == 0,
+                                 marker=dict(size=6, opacity=0.7, color=pts["color"], colorscale=scale, cmin=-1.5, cmax=11.5)), 1, 1)
+        for poly, nm, dash in ((dpoly, "day centroids (Mon→Sun)", "solid"), (mpoly, "month centroids (Jan→Dec)", "dot")):
+            fig.add_trace(go.Scatter(x=poly["x"], y=poly["y"], text=poly["text"], mode="lines+markers+text", name=nm,
+                                     textposition="top center", visible=pi == 0,
+                                     line=dict(color="black", width=1.5, dash=dash),
+                                     marker=dict(size=9, color="black", symbol="x")), 1, 1)
+    n_left = 3 * len(projs)
+    allc = summ["clusters"]
+
+    def lab(i, c):
+        return f"#{i + 1}: {' '.join(c['top_tokens'][:3])}"
+
+    for name, group, col, sym in (("trained model's clusters", allc, "#1f77b4", "circle"),
+                                  ("random-calendar control's clusters", ctrl, "#999999", "diamond-open")):
+        if not group: continue
+        fig.add_trace(go.Scatter(x=[c["M"][0] for c in group], y=[c["S"][0] for c in group], mode="markers", name=name,
+                                 text=[lab(i, c) for i, c in enumerate(group)], marker=dict(size=9, color=col, symbol=sym),
+                                 hovertemplate="%{text}<br>M=%{x:.2f} S=%{y:.2f}<extra></extra>"), 1, 2)
+    fig.add_trace(go.Scatter(x=[cls[0]["M"][0]], y=[cls[0]["S"][0]], text=[lab(0, cls[0])], mode="markers", name="chosen cluster",
+                             marker=dict(size=20, color="rgba(0,0,0,0)", line=dict(width=2.5, color="#d62728"))), 1, 2)
+    sel = len(fig.data) - 1
+
+    def title(i, c):
+        return (f"Circle-feature SAE viewer (static view), {tag}: cluster #{i + 1} of {len(allc)} by (1-M)S<br>"
+                f"{' '.join(c['top_tokens'][:3])} … — {len(c['latents'])} latents, {c['n_firing']} tokens, day {c['frac_days']:.0%} / month {c['frac_months']:.0%}; "
+                f"M={c['M'][0]:.2f}, S={c['S'][0]:.2f}, (1-M)S={c['score']:.2f}")
+
+    steps = []
+    for i, c in enumerate(cls):
+        xs, ys, txt, colr = [], [], [], []
+        for pi, pc in enumerate(projs):
+            pts, dpoly, mpoly = _static_cluster_data(c, pc)
+            xs += [pts["x"], dpoly["x"], mpoly["x"]]; ys += [pts["y"], dpoly["y"], mpoly["y"]]
+            txt += [pts["text"], dpoly["text"], mpoly["text"]]; colr += [pts["color"], "black", "black"]
+        xs.append([c["M"][0]]); ys.append([c["S"][0]]); txt.append([lab(i, c)]); colr.append("rgba(0,0,0,0)")
+        kind = "days" if c["frac_days"] >= 0.5 else "months" if c["frac_months"] >= 0.5 else "other"
+        steps.append(dict(label=f"#{i + 1} {kind}", method="update",
+                          args=[{"x": xs, "y": ys, "text": txt, "marker.color": colr}, {"title.text": title(i, c)},
+                                list(range(n_left)) + [sel]]))
+    buttons = [dict(label=f"PC {a}-{b}", method="update",
+                    args=[{"visible": [k // 3 == pi for k in range(n_left)]}, {"xaxis.title.text": f"PC{a}", "yaxis.title.text": f"PC{b}"},
+                          list(range(n_left))])
+               for pi, (a, b) in enumerate(projs)]
+    style(fig, title(0, cls[0]), height=560)
+    fig.update_xaxes(title_text="PC0", row=1, col=1)
+    fig.update_yaxes(title_text="PC1", row=1, col=1)
+    fig.update_xaxes(title_text="mixture index M (reversed: irreducible →)", autorange="reversed", row=1, col=2)
+    fig.update_yaxes(title_text="separability S (bits)", row=1, col=2)
+    fig.update_layout(margin=dict(t=150, b=110), title_font_size=13,
+                      sliders=[dict(active=0, currentvalue=dict(prefix="cluster (rank by (1-M)S): "), steps=steps, y=-0.1,
+                                    len=0.9, x=0.05, pad=dict(t=30))],
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.06,
+                                        yanchor="bottom", showactive=True)],
+                      legend=dict(orientation="h", y=1.06, x=1, xanchor="right", yanchor="bottom", font=dict(size=11)))
+    return fig
