@@ -226,3 +226,27 @@ def test_hf_hidden_states_match_a_forward_hook_and_pipeline_runs():
     assert summ["n_latents"] == 32 and summ["decoder_norm_dev"] < 1e-5
     with pytest.raises(ValueError, match="'layer'"):
         md.collect_hf_activations(model, tok, texts, 7)
+
+
+
+def test_static_view_slides_over_clusters_from_the_json_artefacts():
+    import json
+    from types import SimpleNamespace
+    # the artefacts run() stores (summaries of a trained and a control model's pipelines), built cheaply, JSON round trip
+    art = {"models": {}}
+    for tag, ctrl in (("trained (seed 0)", False), ("control (seed 0)", True)):
+        model, _, _ = md.train_calendar_lm(0, 30, ctrl, d_model=32)
+        an = md._analysis(model, dict(n_sequences=200, sae_steps=50, n_clusters=6, n_pairs=1, mixture_steps=50), 0, 1, 64, 1.0,
+                          random_calendar=ctrl)
+        art["models"][tag] = {"layer 1": md.summarise_pipeline(an)}
+    r = SimpleNamespace(artefacts=json.loads(json.dumps(art)), seed=0, params={}, metrics={})
+    fig = md.static_view(r)
+    steps, buttons = fig.layout.sliders[0].steps, fig.layout.updatemenus[0].buttons
+    cls = r.artefacts["models"]["trained (seed 0)"]["layer 1"]["clusters"]
+    assert len(steps) == min(len(cls), md.STATIC_MAX_CLUSTERS) >= 2 and len(buttons) == 2
+    args = [json.dumps(s.args) for s in list(steps) + list(buttons)]
+    assert len(set(args)) == len(args) and "static view" in fig.layout.title.text
+    # each step restyles the 2 x 3 projection traces and the ringed marker, which sits at the cluster's (M, S)
+    upd, _, idx = steps[1].args
+    assert len(upd["x"]) == len(idx) == 7 and upd["x"][-1] == [cls[1]["M"][0]] and upd["y"][-1] == [cls[1]["S"][0]]
+    assert len(fig.to_json()) < 2_000_000

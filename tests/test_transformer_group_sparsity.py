@@ -96,8 +96,29 @@ def test_bad_arguments_raise_value_error_naming_the_parameter():
         gs.train_gd(gs.OneLayerAttention(2, 2), _data(5, 2, 2, 0, 0)[0], 3, -1.0)
 
 
-def test_same_seed_same_numbers():
-    kw = dict(n_seeds=1, n_pretrain=300, steps=30, reps=1, downstream_steps=20)
-    a = gs.run("smoke", seed=3, progress=False, **kw)
-    b = gs.run("smoke", seed=3, progress=False, **kw)
-    assert json.dumps(a.to_dict(False)["metrics"]) == json.dumps(b.to_dict(False)["metrics"])
+_TINY = dict(n_seeds=1, n_pretrain=300, steps=30, reps=1, downstream_steps=20)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return gs.run("smoke", seed=3, progress=False, **_TINY)
+
+
+def test_same_seed_same_numbers(tiny):
+    b = gs.run("smoke", seed=3, progress=False, **_TINY)
+    assert json.dumps(tiny.to_dict(False)["metrics"]) == json.dumps(b.to_dict(False)["metrics"])
+
+
+def test_static_view_scrubs_gd_steps_from_the_json_result(tiny):
+    from iclrbench.core import Result
+    r = Result.from_dict(json.loads(json.dumps(tiny.to_dict())))
+    fig = gs.static_view(r)
+    steps = fig.layout.sliders[0].steps
+    assert len(steps) >= 2 and "static view" in fig.layout.title.text
+    args = [json.dumps(s.args) for s in steps]
+    assert len(set(args)) == len(args)
+    # first step: attention is uniform at zero init; each step's heatmap is a D x D attention matrix (columns sum to 1)
+    D = tiny.params["D"]
+    z0 = np.asarray(steps[0].args[0]["z"][0])
+    assert z0.shape == (D, D) and np.allclose(z0, 1.0 / D) and np.allclose(z0.sum(axis=0), 1.0, atol=1e-5)
+    assert len(fig.to_json()) < 2_000_000

@@ -21,17 +21,17 @@ from ..core import (Claim, Paper, Param, Result, Timer, make_result, progress as
 
 # %% auto #0
 __all__ = ['SYNTHETIC', 'DAYS', 'MONTHS', 'NUMBERS', 'FILLERS', 'VOCAB', 'STOI', 'SEQ_LEN', 'PAD', 'BOS', 'DAY_IDS', 'MONTH_IDS',
-           'INTERVENTIONS', 'NUMBER_WORDS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'CAL_COLORS', 'separability_index',
-           'mutual_information_bits', 'mixture_index', 'mixture_index_batch', 'irreducibility_score',
-           'synthetic_feature', 'SparseAutoencoder', 'sae_loss', 'SAETrainLog', 'train_sae', 'sae_stats',
-           'cluster_decoder', 'cluster_reconstructions', 'pca', 'calendar_problems', 'split_problems',
+           'INTERVENTIONS', 'NUMBER_WORDS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'CAL_COLORS', 'STATIC_MAX_CLUSTERS',
+           'STATIC_MAX_POINTS', 'separability_index', 'mutual_information_bits', 'mixture_index', 'mixture_index_batch',
+           'irreducibility_score', 'synthetic_feature', 'SparseAutoencoder', 'sae_loss', 'SAETrainLog', 'train_sae',
+           'sae_stats', 'cluster_decoder', 'cluster_reconstructions', 'pca', 'calendar_problems', 'split_problems',
            'arithmetic_sentence', 'list_sentence', 'calendar_batch', 'train_calendar_lm', 'arithmetic_accuracy',
            'collect_activations', 'normalise_activations', 'is_cyclic_order', 'start_token_means', 'circle_emergence',
            'ClusterInfo', 'score_clusters', 'sae_pipeline', 'calendar_fraction', 'CircleProbe', 'list_prompts',
            'fit_circle_probe', 'intervene', 'run_from_layer', 'intervention_experiment', 'next_token_distribution',
            'days_prompts', 'months_prompts', 'collect_hf_activations', 'hf_pipeline', 'summarise_pipeline', 'run',
            'cluster_figure', 'indices_figure', 'irreducibility_scatter', 'mi_curve_figure', 'synthetic_figure',
-           'intervention_figure', 'fig_cluster', 'fig_scatter', 'fig_intervention', 'explore']
+           'intervention_figure', 'fig_cluster', 'fig_scatter', 'fig_intervention', 'explore', 'static_view']
 
 # %% ../../nbs/papers/multidim_features.ipynb #5893620a
 def separability_index(points: np.ndarray, bins: int = 10, n_angles: int = 100, return_curve: bool = False):
@@ -784,7 +784,7 @@ def hf_pipeline(model, tokenizer, texts: Sequence[str], layer: int, n_latents: i
     out.update(vocab=vocab, where=where, layer=layer)
     return out
 
-# %% ../../nbs/papers/multidim_features.ipynb #e44ea3e8
+# %% ../../nbs/papers/multidim_features.ipynb #c2aa2287
 PAPER = Paper(
     slug="multidim_features",
     title="Not All Language Model Features Are (One-Dimensionally) Linear",
@@ -809,13 +809,16 @@ PARAMS = [
     Param("n_sequences", "int", "corpus sentences whose tokens feed the SAE", 200, 20000),
     Param("extra_saes", "bool", "also train seed 0's SAE at the other layer and with 3x L1 (for the viewer)"),
     Param("n_controls", "int", "random-calendar control models (for the first seeds)", 1, 5),
+    Param("pipeline_seeds", "int", "trained seeds (the first ones) that get the SAE discovery pipeline", 1, 5),
 ]
 
 SCALES = {
     "smoke": dict(n_seeds=3, lm_steps=500, d_model=32, weight_decay=1.0, layer=1, n_latents=256, l1=1.0, sae_steps=600,
-                  n_clusters=20, n_pairs=1, mixture_steps=300, n_sequences=1200, extra_saes=False, n_controls=1),
+                  n_clusters=20, n_pairs=1, mixture_steps=300, n_sequences=1200, extra_saes=False, n_controls=1,
+                  pipeline_seeds=1),
     "full": dict(n_seeds=3, lm_steps=2000, d_model=64, weight_decay=1.0, layer=1, n_latents=256, l1=1.0, sae_steps=3000,
-                 n_clusters=40, n_pairs=2, mixture_steps=1000, n_sequences=3000, extra_saes=True, n_controls=3),
+                 n_clusters=40, n_pairs=2, mixture_steps=1000, n_sequences=3000, extra_saes=True, n_controls=3,
+                 pipeline_seeds=3),
 }
 
 
@@ -868,11 +871,13 @@ CLAIMS = [
           "every seed; never in the random-calendar control", _check_emergence),
     Claim("sae_discovery", "Clustering SAE decoder directions and ranking by (1-M)S finds the days/months features among "
           "the most irreducible clusters.", "Fig. 1 / irreducibility scatter (GPT-2 clusters 138, 251, 212)",
-          "each seed: one of the 3 best-scored clusters (>= 3 latents) has >= 50% day or month tokens (card criterion b)",
+          "each seed with the SAE pipeline (smoke: the first seed, as the card says; full: all 3): one of the 3 best-scored "
+          "clusters (>= 3 latents) has >= 50% day or month tokens (card criterion b)",
           _check_discovery),
     Claim("above_control", "The calendar circles score as more irreducible than the same tokens' features in a model "
           "where no circle should appear.", "(issue's control; the paper compares clusters within one model)",
-          "each seed: best calendar cluster's (1-M)S > the random-calendar control model's best calendar cluster",
+          "each seed with the SAE pipeline (smoke: the first; full: all 3): best calendar cluster's (1-M)S > the "
+          "random-calendar control model's best calendar cluster",
           _check_above_control),
     Claim("intervention", "Moving a day's representation along the circle moves the model's answer by the matching "
           "number of days.", "Table 1, Figs. 3-5 (Mistral 7B / Llama 3 8B; numbers not retrieved offline)",
@@ -880,7 +885,7 @@ CLAIMS = [
           "than with a random 2-D plane or average ablation, each seed", _check_intervention),
 ]
 
-# %% ../../nbs/papers/multidim_features.ipynb #16782a3b
+# %% ../../nbs/papers/multidim_features.ipynb #6cdd7e8e
 def _analysis(model, params, seed, layer, n_latents, l1, show_progress=False, random_calendar=False):
     "Corpus activations at `layer` → SAE pipeline (one SAE)."
     rng = np.random.default_rng([seed, 5, int(random_calendar)])
@@ -943,7 +948,10 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
                                    arith_train_acc=[], arith_heldout_acc=[], sae_fvu=[], sae_l0=[], sae_alive=[])
     art: dict[str, Any] = dict(models={}, synthetic={}, lm_loss={}, emergence={}, intervention={})
     models: dict[str, Any] = {}
-    with torch_threads(1):
+    from threadpoolctl import threadpool_limits
+    # one thread for torch AND for numpy/scipy/sklearn's BLAS: the pipeline's SVDs and the spectral clustering are
+    # small, and a 2-thread OpenBLAS spins on a busy 2-core machine (measured: 40 SVDs of 1000x32 took 10 s of CPU, 0.1 s on one thread)
+    with torch_threads(1), threadpool_limits(limits=1):
         with timer("synthetic"):
             clouds = {k: synthetic_feature(k, 4096, seed) for k in SYNTHETIC}
             Ms = mixture_index_batch(np.stack([clouds[k] for k in SYNTHETIC]), 0.1, 1000, 4, 0.1, seed)[0]
@@ -964,9 +972,11 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
                 em = circle_emergence(model, [1, 2], "days", s)
                 art["emergence"][tag] = em
                 k_best = max(em[1]["k"], em[2]["k"])
-                with timer("sae_pipeline"):
-                    an = _analysis(model, p, s, p["layer"], p["n_latents"], p["l1"], random_calendar=ctrl)
-                art["models"][tag] = {f"layer {p['layer']}, {p['n_latents']} latents, l1 {p['l1']:g}": _summarise(an)}
+                an = None
+                if ctrl or si < p["pipeline_seeds"]:       # smoke: the discovery pipeline on the first seed only (card)
+                    with timer("sae_pipeline"):
+                        an = _analysis(model, p, s, p["layer"], p["n_latents"], p["l1"], random_calendar=ctrl)
+                    art["models"][tag] = {f"layer {p['layer']}, {p['n_latents']} latents, l1 {p['l1']:g}": _summarise(an)}
                 if ctrl:
                     metrics["control_circle_k"].append(k_best)
                     metrics["control_best_calendar_score"].append(_best_calendar(an["clusters"]))
@@ -975,11 +985,12 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
                 metrics["lm_final_loss"].append(float(np.mean(log.losses[-20:])))
                 metrics["arith_train_acc"].append(float(np.mean([arithmetic_accuracy(model, probs[kd]["train"], kd) for kd in ("days", "months")])))
                 metrics["arith_heldout_acc"].append(float(np.mean([arithmetic_accuracy(model, probs[kd]["heldout"], kd) for kd in ("days", "months")])))
-                cls = an["clusters"]
-                metrics["top3_calendar_frac"].append([calendar_fraction(c) for c in cls[:3]] or [0.0])
-                metrics["best_calendar_score"].append(_best_calendar(cls))
-                st = an["stats"]
-                metrics["sae_fvu"].append(st["fvu"]); metrics["sae_l0"].append(st["l0"]); metrics["sae_alive"].append(st["alive"])
+                if an is not None:
+                    cls = an["clusters"]
+                    metrics["top3_calendar_frac"].append([calendar_fraction(c) for c in cls[:3]] or [0.0])
+                    metrics["best_calendar_score"].append(_best_calendar(cls))
+                    st = an["stats"]
+                    metrics["sae_fvu"].append(st["fvu"]); metrics["sae_l0"].append(st["l0"]); metrics["sae_alive"].append(st["alive"])
                 with timer("intervention"):
                     iv = intervention_experiment(model, p["layer"], "days", s)
                 for m_ in INTERVENTIONS:
@@ -1312,3 +1323,114 @@ def _explorer_class():
             self.draw("circle", style(fig2, f"Circle probe plane at layer {probe.layer} (R² {probe.r2:.2f})", "probe dim 1", "probe dim 2", height=320))
 
     return _CircleViewer
+
+# %% ../../nbs/papers/multidim_features.ipynb #cd676644
+STATIC_MAX_CLUSTERS = 12
+STATIC_MAX_POINTS = 200
+
+
+def _static_cluster_data(cl: dict, pcs: tuple[int, int], max_points: int = STATIC_MAX_POINTS) -> list[dict]:
+    "x, y, text, colour of a cluster's points (evenly subsampled) and its day / month centroid polygons in PCs `pcs`."
+    P = np.asarray(cl["proj"], dtype=float)
+    toks, ctx = list(cl["tokens"]), list(cl["context"])
+    a, b = (pcs if P.shape[1] > max(pcs) else (0, 1))
+    keep = np.unique(np.linspace(0, len(P) - 1, min(max_points, len(P))).round().astype(int))
+    kv = [_calendar_value(toks[i]) for i in keep]
+    pts = dict(x=np.round(P[keep, a], 3).tolist(), y=np.round(P[keep, b], 3).tolist(),
+               text=[f"{toks[i]} | {ctx[i]}" for i in keep], color=[float(v) if k != "other" else -1.0 for k, v in kv])
+    out = [pts]
+    for names in (DAYS, MONTHS):
+        cents = [(P[[i for i in range(len(toks)) if toks[i] == nm]].mean(0), nm) for nm in names if nm in toks]
+        if len(cents) >= 3:
+            xy = np.array([c for c, _ in cents] + [cents[0][0]])
+            out.append(dict(x=np.round(xy[:, a], 3).tolist(), y=np.round(xy[:, b], 3).tolist(),
+                            text=[nm[:3] for _, nm in cents] + [""]))
+        else:
+            out.append(dict(x=[], y=[], text=[]))
+    return out
+
+
+def static_view(result, max_clusters: int = STATIC_MAX_CLUSTERS):
+    """The viewer's static view (client-side, from the stored cluster projections of the first trained model): a
+    **slider over the clusters, ranked by (1-M)·S** (label: rank and top token), showing the chosen cluster's
+    restricted SAE reconstructions in its top PCs, coloured by day / month index, with the day and month centroids
+    joined in calendar order (a 7-gon / 12-gon when the circle is clean); **buttons pick the projection (PC 0-1 or
+    PC 1-2)**. Right: every cluster at (M, S) — the trained model's and the random-calendar control's — with the chosen
+    cluster ringed."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    from iclrbench.viz import style
+    models = result.artefacts["models"]
+    tag = f"trained (seed {result.seed})"
+    if tag not in models: tag = next(t for t in models if t.startswith("trained"))
+    summ = next(iter(models[tag].values()))
+    cls = [c for c in summ["clusters"] if len(c.get("proj") or []) >= 3][:max_clusters]
+    if len(cls) < 2: raise ValueError(f"static_view needs >= 2 scored clusters in {tag}; got {len(cls)}")
+    ctrl_tag = next((t for t in models if t.startswith("control")), None)
+    ctrl = next(iter(models[ctrl_tag].values()))["clusters"] if ctrl_tag else []
+    projs = ((0, 1), (1, 2))
+    scale = []
+    for j, col in enumerate(["#cccccc"] + CAL_COLORS):
+        scale += [[j / 13, col], [(j + 1) / 13, col]]
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.1,
+                        subplot_titles=("cluster reconstructions (hover: token | context)", "all clusters at (M, S)"))
+    first = [_static_cluster_data(cls[0], pc) for pc in projs]
+    for pi, pc in enumerate(projs):
+        pts, dpoly, mpoly = first[pi]
+        fig.add_trace(go.Scatter(x=pts["x"], y=pts["y"], text=pts["text"], mode="markers", name="tokens",
+                                 hovertemplate="%{text}<extra></extra>", visible=pi == 0,
+                                 marker=dict(size=6, opacity=0.7, color=pts["color"], colorscale=scale, cmin=-1.5, cmax=11.5)), 1, 1)
+        for poly, nm, dash in ((dpoly, "day centroids (Mon→Sun)", "solid"), (mpoly, "month centroids (Jan→Dec)", "dot")):
+            fig.add_trace(go.Scatter(x=poly["x"], y=poly["y"], text=poly["text"], mode="lines+markers+text", name=nm,
+                                     textposition="top center", visible=pi == 0,
+                                     line=dict(color="black", width=1.5, dash=dash),
+                                     marker=dict(size=9, color="black", symbol="x")), 1, 1)
+    n_left = 3 * len(projs)
+    allc = summ["clusters"]
+
+    def lab(i, c):
+        return f"#{i + 1}: {' '.join(c['top_tokens'][:3])}"
+
+    for name, group, col, sym in (("trained model's clusters", allc, "#1f77b4", "circle"),
+                                  ("random-calendar control's clusters", ctrl, "#999999", "diamond-open")):
+        if not group: continue
+        fig.add_trace(go.Scatter(x=[c["M"][0] for c in group], y=[c["S"][0] for c in group], mode="markers", name=name,
+                                 text=[lab(i, c) for i, c in enumerate(group)], marker=dict(size=9, color=col, symbol=sym),
+                                 hovertemplate="%{text}<br>M=%{x:.2f} S=%{y:.2f}<extra></extra>"), 1, 2)
+    fig.add_trace(go.Scatter(x=[cls[0]["M"][0]], y=[cls[0]["S"][0]], text=[lab(0, cls[0])], mode="markers", name="chosen cluster",
+                             marker=dict(size=20, color="rgba(0,0,0,0)", line=dict(width=2.5, color="#d62728"))), 1, 2)
+    sel = len(fig.data) - 1
+
+    def title(i, c):
+        return (f"Circle-feature SAE viewer (static view), {tag}: cluster #{i + 1} of {len(allc)} by (1-M)S<br>"
+                f"{' '.join(c['top_tokens'][:3])} … — {len(c['latents'])} latents, {c['n_firing']} tokens, day {c['frac_days']:.0%} / month {c['frac_months']:.0%}; "
+                f"M={c['M'][0]:.2f}, S={c['S'][0]:.2f}, (1-M)S={c['score']:.2f}")
+
+    steps = []
+    for i, c in enumerate(cls):
+        xs, ys, txt, colr = [], [], [], []
+        for pi, pc in enumerate(projs):
+            pts, dpoly, mpoly = _static_cluster_data(c, pc)
+            xs += [pts["x"], dpoly["x"], mpoly["x"]]; ys += [pts["y"], dpoly["y"], mpoly["y"]]
+            txt += [pts["text"], dpoly["text"], mpoly["text"]]; colr += [pts["color"], "black", "black"]
+        xs.append([c["M"][0]]); ys.append([c["S"][0]]); txt.append([lab(i, c)]); colr.append("rgba(0,0,0,0)")
+        kind = "days" if c["frac_days"] >= 0.5 else "months" if c["frac_months"] >= 0.5 else "other"
+        steps.append(dict(label=f"#{i + 1} {kind}", method="update",
+                          args=[{"x": xs, "y": ys, "text": txt, "marker.color": colr}, {"title.text": title(i, c)},
+                                list(range(n_left)) + [sel]]))
+    buttons = [dict(label=f"PC {a}-{b}", method="update",
+                    args=[{"visible": [k // 3 == pi for k in range(n_left)]}, {"xaxis.title.text": f"PC{a}", "yaxis.title.text": f"PC{b}"},
+                          list(range(n_left))])
+               for pi, (a, b) in enumerate(projs)]
+    style(fig, title(0, cls[0]), height=560)
+    fig.update_xaxes(title_text="PC0", row=1, col=1)
+    fig.update_yaxes(title_text="PC1", row=1, col=1)
+    fig.update_xaxes(title_text="mixture index M (reversed: irreducible →)", autorange="reversed", row=1, col=2)
+    fig.update_yaxes(title_text="separability S (bits)", row=1, col=2)
+    fig.update_layout(margin=dict(t=150, b=110), title_font_size=13,
+                      sliders=[dict(active=0, currentvalue=dict(prefix="cluster (rank by (1-M)S): "), steps=steps, y=-0.1,
+                                    len=0.9, x=0.05, pad=dict(t=30))],
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.06,
+                                        yanchor="bottom", showactive=True)],
+                      legend=dict(orientation="h", y=1.06, x=1, xanchor="right", yanchor="bottom", font=dict(size=11)))
+    return fig

@@ -24,7 +24,7 @@ __all__ = ['DOWNSTREAM_METHODS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'positio
            'attention_scores', 'transformer_output', 'OneLayerAttention', 'TrainTrace', 'train_gd', 'accuracy',
            'frozen_attention_features', 'fit_value_gd', 'downstream_accuracy', 'patchify_groups', 'digits_groups',
            'pretrain', 'theory_table', 'run', 'fig_training', 'attention_groups_figure', 'fig_attention_groups',
-           'fewshot_figure', 'fig_fewshot', 'W_figure', 'theory_vs_trained', 'explore']
+           'fewshot_figure', 'fig_fewshot', 'W_figure', 'theory_vs_trained', 'explore', 'static_view']
 
 # %% ../../nbs/papers/transformer_group_sparsity.ipynb #b4c569a7
 def positional_encodings(D: int) -> np.ndarray:
@@ -630,3 +630,50 @@ def _explorer_class():
 def _threads():
     from iclrbench.core import torch_threads
     return torch_threads(1)
+
+# %% ../../nbs/papers/transformer_group_sparsity.ipynb #5b67484c
+def static_view(result, n_steps: int = 11):
+    """The explorer's static view: a slider over `n_steps` recorded GD steps (client-side) shows the attention matrix S
+    (keys × queries) of a test input of the first seed and, beside it, the mean attention mass per key group of every
+    seed at that step — attention starts uniform and snaps onto the label-relevant group j*."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    from iclrbench.viz import PALETTE, style
+    a, m, j_star = result.artefacts, result.metrics, int(result.params["j_star"])
+    traces = [t for t in a["traces"] if t.get("attn_groups")]
+    tr0 = traces[0]
+    snaps, steps = tr0["attn_snapshots"], tr0["steps"]
+    if len(snaps) < 2: raise ValueError("static_view needs >= 2 recorded GD steps in the result's traces")
+    idx = sorted({int(round(i)) for i in np.linspace(0, len(snaps) - 1, min(n_steps, len(snaps)))})
+    D = len(snaps[0])
+    keys = [f"k{j}{'*' if j == j_star else ''}" for j in range(D)]
+    groups = [f"{j}{'*' if j == j_star else ''}" for j in range(D)]
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.5, 0.5], horizontal_spacing=0.12,
+                        subplot_titles=("attention S of a test input (seed %s)" % m["seeds"][0], "mean attention per key group"))
+    fig.add_trace(go.Heatmap(z=snaps[idx[-1]], zmin=0, zmax=1, colorscale="Viridis", colorbar=dict(title="attention", x=0.44, len=0.9),
+                             hovertemplate="key %{y}, query %{x}: %{z:.2f}<extra></extra>"), 1, 1)
+    for si, t in enumerate(traces):
+        fig.add_trace(go.Bar(x=groups, y=t["attn_groups"][min(idx[-1], len(t["attn_groups"]) - 1)], name=f"seed {m['seeds'][si]}",
+                             marker_color=PALETTE[si % len(PALETTE)]), 1, 2)
+    fig.add_hline(y=1.0 / D, line_dash="dot", line_color="#888", annotation_text="uniform 1/D", row=1, col=2)
+
+    def title(i):
+        return (f"Attention snaps onto group j* = {j_star} (static view: GD step {steps[i]}; seed {m['seeds'][0]}: "
+                f"attention on j* {tr0['attn_jstar'][i]:.2f}, test acc {tr0['test_acc'][i]:.3f})")
+
+    # one "update" per step: z of the heatmap (trace 0) and y of the bars (traces 1..); None leaves an attribute at its
+    # default for traces that lack it (the heatmap has no x/y arrays: its labels are axis ticks)
+    sl = [dict(label=str(steps[i]), method="update",
+               args=[{"z": [snaps[i]] + [None] * len(traces),
+                      "y": [None] + [t["attn_groups"][min(i, len(t["attn_groups"]) - 1)] for t in traces]},
+                     {"title.text": title(i)}]) for i in idx]
+    style(fig, title(idx[-1]), height=480)
+    fig.update_yaxes(autorange="reversed", tickvals=list(range(D)), ticktext=keys, title_text="key", row=1, col=1)
+    fig.update_yaxes(range=[0, 1], title_text="attention mass", row=1, col=2)
+    fig.update_xaxes(title_text="query", tickvals=list(range(D)), ticktext=[f"q{j}" for j in range(D)], row=1, col=1)
+    fig.update_xaxes(title_text="key group (* = j*)", row=1, col=2)
+    fig.update_layout(barmode="group", margin=dict(t=110, b=110),
+                      sliders=[dict(active=len(idx) - 1, currentvalue=dict(prefix="GD step: "), steps=sl, y=-0.1, len=0.9,
+                                    x=0.05, pad=dict(t=30))],
+                      legend=dict(orientation="h", y=1.06, x=1, xanchor="right", yanchor="bottom"))
+    return fig
