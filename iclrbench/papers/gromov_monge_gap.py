@@ -594,7 +594,7 @@ def _explorer_class():
 
     return _GMGExplorer
 
-# %% ../../nbs/papers/gromov_monge_gap.ipynb #28eb5aa4
+# %% ../../nbs/papers/gromov_monge_gap.ipynb #fc4632cc
 def static_view(result):
     """The explorer's static view (client-side controls): buttons pick the regulariser (none / DST / GMG), a slider
     steps through the stored training checkpoints; each frame shows the source blobs (faint), the target (grey), the
@@ -655,10 +655,10 @@ def static_view(result):
                for r in regs]
     style(fig, title(regs[-1]), height=560)
     fig.update_yaxes(scaleanchor="x", scaleratio=1)
-    fig.update_layout(margin=dict(t=120, b=150),
+    fig.update_layout(margin=dict(t=120, b=110, r=170),
                       sliders=[dict(active=last, currentvalue=dict(prefix="training step: "), steps=steps, y=-0.12, len=0.9, x=0.05,
                                     pad=dict(t=30))],
                       updatemenus=[dict(type="buttons", direction="right", buttons=buttons, active=len(regs) - 1, x=0, xanchor="left",
                                         y=1.02, yanchor="bottom", showactive=True)],
-                      legend=dict(orientation="h", y=-0.45, x=0, yanchor="top"))
+                      legend=dict(orientation="v", x=1.02, y=1, xanchor="left", yanchor="top"))
     return fig

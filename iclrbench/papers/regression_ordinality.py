@@ -451,7 +451,7 @@ def _explorer_class():
 
     return _RegExplorer
 
-# %% ../../nbs/papers/regression_ordinality.ipynb #da93dbf5
+# %% ../../nbs/papers/regression_ordinality.ipynb #d3519164
 def _pca2_signed(z: np.ndarray, y: np.ndarray) -> np.ndarray:
     "`_pca2` with each component's sign chosen so that it correlates non-negatively with y (frames do not flip)."
     q = _pca2(z)
@@ -477,13 +477,13 @@ def static_view(result):
     n_snap = min(len(snaps[r]) for r in runs)
     epochs = [int(q["epoch"]) for q in snaps[runs[0]][:n_snap]]
     pcs = {r: [np.round(_pca2_signed(np.asarray(q["z"], dtype=float)[:n], y), 3) for q in snaps[r][:n_snap]] for r in runs}
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45],
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.16,
                         subplot_titles=("test features z (PCA), coloured by y", "conditional spread along training ↓"))
     last, shown = n_snap - 1, ("MT+ROT" if "MT+ROT" in runs else runs[-1])
     for r in runs:
         q = pcs[r][last]
         fig.add_trace(go.Scatter(x=q[:, 0], y=q[:, 1], mode="markers", name=f"z of {r}", showlegend=False, visible=(r == shown),
-                                 marker=dict(color=np.round(y, 3), colorscale="Viridis", size=5, colorbar=dict(title="y", x=0.5, len=0.8))),
+                                 marker=dict(color=np.round(y, 3), colorscale="Viridis", size=5, colorbar=dict(title="y", x=0.48, xanchor="left", len=0.8, thickness=12))),
                       1, 1)
     for i, r in enumerate(runs):
         fig.add_trace(go.Scatter(x=epochs, y=[round(float(q["spread"]), 4) for q in snaps[r][:n_snap]], name=r, mode="lines+markers",
@@ -513,10 +513,10 @@ def static_view(result):
     style(fig, title(shown), height=520)
     fig.update_xaxes(title="epoch", row=1, col=2)
     fig.update_yaxes(title="within-bin var / total var", row=1, col=2)
-    fig.update_layout(margin=dict(t=120, b=130),
+    fig.update_layout(margin=dict(t=120, b=110),
                       sliders=[dict(active=last, currentvalue=dict(prefix="epoch: "), steps=steps, y=-0.1, len=0.9, x=0.05,
                                     pad=dict(t=30))],
                       updatemenus=[dict(type="buttons", direction="right", buttons=buttons, active=runs.index(shown), x=0,
                                         xanchor="left", y=1.02, yanchor="bottom", showactive=True)],
-                      legend=dict(orientation="h", y=-0.4, x=0.55, yanchor="top"))
+                      legend=dict(orientation="v", x=0.99, y=0.99, xanchor="right", yanchor="top", bgcolor="rgba(255,255,255,0.7)"))
     return fig
