@@ -74,12 +74,37 @@ def test_bad_arguments_raise_naming_the_parameter():
     with pytest.raises(ValueError, match="'lam'"): gmg.run("smoke", lam=-1.0)
 
 
-def test_short_run_is_deterministic_and_gmg_fits_better_than_dst():
-    kw = dict(n_seeds=1, steps=40, gw_outer=5, gw_inner=20, lam=1.0)
-    r1 = gmg.run("smoke", seed=0, progress=False, **kw)
-    r2 = gmg.run("smoke", seed=0, progress=False, **kw)
+SHORT = dict(n_seeds=1, steps=40, gw_outer=5, gw_inner=20, lam=1.0)
+
+
+@pytest.fixture(scope="module")
+def short_result():
+    return gmg.run("smoke", seed=0, progress=False, **SHORT)
+
+
+def test_short_run_is_deterministic_and_gmg_fits_better_than_dst(short_result):
+    r1 = short_result
+    r2 = gmg.run("smoke", seed=0, progress=False, **SHORT)
     assert r1.metrics == r2.metrics
     m = r1.metrics
     # even after 40 steps a strong DST penalty holds the cloud back more than GMG does
     assert m["fit_GMG"][0] < m["fit_DST"][0]
     assert m["dst_DST"][0] < m["dst_none"][0]
+
+
+def test_static_view_steps_through_regularisers_and_checkpoints_after_a_json_round_trip(short_result):
+    import json
+    from iclrbench.core import Result
+    r = Result.from_dict(json.loads(json.dumps(short_result.to_dict())))
+    fig = gmg.static_view(r)
+    (slider,), (menu,) = fig.layout.sliders, fig.layout.updatemenus
+    assert [b.label for b in menu.buttons] == ["no regulariser", "DST", "GMG"]
+    assert [s.label for s in slider.steps] == [str(v) for v in r.artefacts["snapshot_steps"]] and len(slider.steps) >= 2
+    args = [json.dumps(c.args) for c in list(slider.steps) + list(menu.buttons)]
+    assert len(set(args)) == len(args)
+    # step 0 is the (near-identity) initial map, the last step the trained one: the mapped points differ
+    assert slider.steps[0].args[0]["x"][0] != slider.steps[-1].args[0]["x"][0]
+    # one regulariser's traces visible at a time, the target and the source always
+    vis = [b.args[0]["visible"] for b in menu.buttons]
+    assert all(v[0] and sum(v) == sum(vis[0]) for v in vis) and len({tuple(v) for v in vis}) == 3
+    assert "static view" in fig.layout.title.text and len(fig.to_json()) < 2_000_000

@@ -61,9 +61,31 @@ def test_bad_arguments_raise_naming_the_parameter():
     with pytest.raises(ValueError, match="'lam'"): ro.run("smoke", lam=-1.0)
 
 
-def test_short_run_is_deterministic():
-    kw = dict(n_seeds=1, epochs=60)
-    r1 = ro.run("smoke", seed=0, progress=False, **kw)
-    r2 = ro.run("smoke", seed=0, progress=False, **kw)
+SHORT = dict(n_seeds=1, epochs=60)
+
+
+@pytest.fixture(scope="module")
+def short_result():
+    return ro.run("smoke", seed=0, progress=False, **SHORT)
+
+
+def test_short_run_is_deterministic(short_result):
+    r1 = short_result
+    r2 = ro.run("smoke", seed=0, progress=False, **SHORT)
     assert r1.metrics == r2.metrics
     assert set(r1.artefacts["snapshots"]) == {"baseline", "MT", "ROT", "MT+ROT"}
+
+
+def test_static_view_steps_through_runs_and_snapshots_after_a_json_round_trip(short_result):
+    import json
+    from iclrbench.core import Result
+    r = Result.from_dict(json.loads(json.dumps(short_result.to_dict())))
+    fig = ro.static_view(r)
+    (slider,), (menu,) = fig.layout.sliders, fig.layout.updatemenus
+    assert [b.label for b in menu.buttons] == ["baseline", "MT", "ROT", "MT+ROT"]
+    assert len(slider.steps) == len(r.artefacts["snapshots"]["baseline"]) >= 2
+    args = [json.dumps(c.args) for c in list(slider.steps) + list(menu.buttons)]
+    assert len(set(args)) == len(args)
+    # the first step shows the untrained features, the last one the trained ones: different points
+    assert slider.steps[0].args[0]["x"][0] != slider.steps[-1].args[0]["x"][0]
+    assert "static view" in fig.layout.title.text and len(fig.to_json()) < 2_000_000

@@ -22,7 +22,7 @@ from ..core import progress as progress_bar
 # %% auto #0
 __all__ = ['PAPER', 'RUNS', 'PARAMS', 'SCALES', 'CLAIMS', 'rot_loss', 'ordinal_entropy_loss', 'make_regressor', 'nuisance_task',
            'conditional_spread', 'gaussian_conditional_entropy', 'RegConfig', 'train_regressor', 'run',
-           'features_figure', 'spread_figure', 'plans_figure', 'fig_claims', 'explore']
+           'features_figure', 'spread_figure', 'plans_figure', 'fig_claims', 'explore', 'static_view']
 
 # %% ../../nbs/papers/regression_ordinality.ipynb #e21ceed4
 def rot_loss(z, y, reg: float = 0.1, sample_size: int = 100, n_iter: int = 50, generator=None, detach_plan: bool = True):
@@ -450,3 +450,73 @@ def _explorer_class():
             self.draw("plans", plans_figure(np.asarray(a["z"])[:n], self.y[:n], s["reg"], 100, s["run"]))
 
     return _RegExplorer
+
+# %% ../../nbs/papers/regression_ordinality.ipynb #d3519164
+def _pca2_signed(z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    "`_pca2` with each component's sign chosen so that it correlates non-negatively with y (frames do not flip)."
+    q = _pca2(z)
+    for j in range(q.shape[1]):
+        if np.corrcoef(q[:, j], y)[0, 1] < 0: q[:, j] = -q[:, j]
+    return q
+
+
+def static_view(result):
+    """The explorer's static view (client-side controls): buttons pick the run (baseline / MT / ROT / MT+ROT), a
+    slider steps through the stored training snapshots. Left: PCA of the run's test features z coloured by the target
+    y (the tighter, the thinner the coloured curve); right: the conditional spread (H(Z|Y) proxy) of every run along
+    training, the selected run's current snapshot marked."""
+    from plotly.subplots import make_subplots
+    from iclrbench.viz import PALETTE, style
+    go = _go()
+    a = result.artefacts
+    snaps = a["snapshots"]
+    runs = list(snaps)
+    y = np.asarray(a["test_y"], dtype=float)
+    n = min(len(y), min(len(np.asarray(snaps[r][0]["z"])) for r in runs))
+    y = y[:n]
+    n_snap = min(len(snaps[r]) for r in runs)
+    epochs = [int(q["epoch"]) for q in snaps[runs[0]][:n_snap]]
+    pcs = {r: [np.round(_pca2_signed(np.asarray(q["z"], dtype=float)[:n], y), 3) for q in snaps[r][:n_snap]] for r in runs}
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.16,
+                        subplot_titles=("test features z (PCA), coloured by y", "conditional spread along training ↓"))
+    last, shown = n_snap - 1, ("MT+ROT" if "MT+ROT" in runs else runs[-1])
+    for r in runs:
+        q = pcs[r][last]
+        fig.add_trace(go.Scatter(x=q[:, 0], y=q[:, 1], mode="markers", name=f"z of {r}", showlegend=False, visible=(r == shown),
+                                 marker=dict(color=np.round(y, 3), colorscale="Viridis", size=5, colorbar=dict(title="y", x=0.48, xanchor="left", len=0.8, thickness=12))),
+                      1, 1)
+    for i, r in enumerate(runs):
+        fig.add_trace(go.Scatter(x=epochs, y=[round(float(q["spread"]), 4) for q in snaps[r][:n_snap]], name=r, mode="lines+markers",
+                                 line=dict(color=PALETTE[i % len(PALETTE)])), 1, 2)
+    for i, r in enumerate(runs):
+        q = snaps[r][last]
+        fig.add_trace(go.Scatter(x=[epochs[last]], y=[round(float(q["spread"]), 4)], mode="markers", showlegend=False, visible=(r == shown),
+                                 name=f"{r} now", marker=dict(color=PALETTE[i % len(PALETTE)], size=16, symbol="circle-open",
+                                                              line=dict(width=3))), 1, 2)
+    R = len(runs)
+    moving = list(range(R)) + list(range(2 * R, 3 * R))
+    steps = []
+    for k, ep in enumerate(epochs):
+        X = [pcs[r][k][:, 0].tolist() for r in runs] + [[ep] for _ in runs]
+        Y = [pcs[r][k][:, 1].tolist() for r in runs] + [[round(float(snaps[r][k]["spread"]), 4)] for r in runs]
+        steps.append(dict(label=str(ep), method="restyle", args=[{"x": X, "y": Y}, moving]))
+
+    def title(r):
+        m = result.metrics
+        return (f"Nuisance task, seed {result.seed}: run {r} (static view)<br><sup>best-validation model: test MSE "
+                f"{m['test_mse_' + r][0]:.4f}, spread {m['spread_' + r][0]:.3f} (baseline: {m['test_mse_baseline'][0]:.4f}, "
+                f"{m['spread_baseline'][0]:.3f})</sup>")
+
+    buttons = [dict(label=r, method="update",
+                    args=[{"visible": [rr == r for rr in runs] + [True] * R + [rr == r for rr in runs]}, {"title.text": title(r)}])
+               for r in runs]
+    style(fig, title(shown), height=520)
+    fig.update_xaxes(title="epoch", row=1, col=2)
+    fig.update_yaxes(title="within-bin var / total var", row=1, col=2)
+    fig.update_layout(margin=dict(t=120, b=110),
+                      sliders=[dict(active=last, currentvalue=dict(prefix="epoch: "), steps=steps, y=-0.1, len=0.9, x=0.05,
+                                    pad=dict(t=30))],
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, active=runs.index(shown), x=0,
+                                        xanchor="left", y=1.02, yanchor="bottom", showactive=True)],
+                      legend=dict(orientation="v", x=0.99, y=0.99, xanchor="right", yanchor="top", bgcolor="rgba(255,255,255,0.7)"))
+    return fig
