@@ -165,9 +165,25 @@ def test_run_bad_parameters_same_seed_and_checks_can_fail():
     a, b = bg.run("smoke", seed=4, **kw), bg.run("smoke", seed=4, **kw)
     assert json.dumps(a.to_dict(False)["metrics"]) == json.dumps(b.to_dict(False)["metrics"])
     json.dumps(a.to_dict())
+    # the docs' static view from the JSON round trip: a round slider (0..rounds) and selector buttons
+    from iclrbench.core import Result
+    fig = bg.static_view(Result.from_dict(json.loads(json.dumps(a.to_dict()))))
+    controls = _static_view_ok(fig)
+    assert [len(c.steps) for c in fig.layout.sliders] == [kw["rounds"] + 1] and len(fig.layout.updatemenus[0].buttons) == 3
+    assert len(fig.layout.sliders[0].steps[0].args[0]["x"][0]) == 0            # round 0: nothing selected yet
+    assert len(fig.layout.sliders[0].steps[1].args[0]["x"][1]) == kw["K"]     # round 1: K nodes selected by BANGS
     good = dict(acc_bangs=[0.8, 0.82], acc_confidence=[0.78, 0.8], acc_none=[0.7, 0.75], entropy_bangs=[0.9, 1.0],
                 entropy_confidence=[0.5, 0.6], easy_share_bangs=[0.4, 0.4], easy_share_confidence=[0.8, 0.8])
     assert bg._check_mean(good)[0] and bg._check_per_seed(good)[0] and bg._check_balance(good)[0]
     bad = dict(good, acc_bangs=[0.78, 0.80], entropy_bangs=[0.5, 0.5])
     assert not bg._check_mean(bad)[0] and not bg._check_balance(bad)[0]
     assert not bg._check_per_seed(dict(good, acc_bangs=[0.7, 0.9]))[0]
+
+
+def _static_view_ok(fig):
+    "The static view's controls exist and every step/button shows different data; the figure is small."
+    controls = list(fig.layout.sliders or ()) + list(fig.layout.updatemenus or ())
+    args = [json.dumps(s.args, default=str) for c in controls for s in (getattr(c, "steps", None) or getattr(c, "buttons", None) or ())]
+    assert len(args) >= 2 and len(set(args)) == len(args)
+    assert len(fig.to_json()) < 2_000_000
+    return controls

@@ -100,6 +100,11 @@ def test_same_seed_same_numbers_and_checks_can_fail():
     kw = dict(n_seeds=1, token_steps=24, d_model=32, contrast_seeds=0, progress=False)
     r, r2 = plt.run("smoke", **kw), plt.run("smoke", **kw)
     assert json.dumps(r.to_dict(False)["metrics"]) == json.dumps(r2.to_dict(False)["metrics"])
+    # the docs' static view from the JSON round trip (one seed, no contrast: only the K buttons are controls)
+    from iclrbench.core import Result
+    fig = plt.static_view(Result.from_dict(json.loads(json.dumps(r.to_dict()))))
+    _static_view_ok(fig)
+    assert not fig.layout.sliders and len(fig.layout.updatemenus[0].buttons) == 4
     bad = dict(r.metrics)
     bad["fresh_flops_c"] = bad["fresh_flops_a"]
     bad["fresh_loss_c"] = [v + 1 for v in bad["fresh_loss_a"] + bad["fresh_loss_b"]]
@@ -108,3 +113,12 @@ def test_same_seed_same_numbers_and_checks_can_fail():
         held, msg = c.check(bad)
         assert not held and msg, c.id
     assert plt.CLAIMS[0].check(r.metrics)[0]
+
+
+def _static_view_ok(fig):
+    "The static view's controls exist and every step/button shows different data; the figure is small."
+    controls = list(fig.layout.sliders or ()) + list(fig.layout.updatemenus or ())
+    args = [json.dumps(s.args, default=str) for c in controls for s in (getattr(c, "steps", None) or getattr(c, "buttons", None) or ())]
+    assert len(args) >= 2 and len(set(args)) == len(args)
+    assert len(fig.to_json()) < 2_000_000
+    return controls

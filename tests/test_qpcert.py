@@ -143,6 +143,14 @@ def test_same_seed_same_numbers_and_checks_can_fail():
     a, b = qp.run("smoke", seed=5, **kw), qp.run("smoke", seed=5, **kw)
     assert json.dumps(a.to_dict(False)["metrics"]) == json.dumps(b.to_dict(False)["metrics"])
     json.dumps(a.to_dict())
+    # the docs' static view from the JSON round trip: budget slider; (graph, architecture) buttons; rings from min_flips
+    from iclrbench.core import Result
+    fig = qp.static_view(Result.from_dict(json.loads(json.dumps(a.to_dict()))))
+    _static_view_ok(fig)
+    assert len(fig.layout.updatemenus[0].buttons) == 4 and len(fig.layout.sliders[0].steps) == 5
+    mf = np.asarray(a.artefacts["csbm"]["GCN"]["min_flips"])
+    for b_, st in enumerate(fig.layout.sliders[0].steps):
+        assert st.args[0]["marker.line.color"][0] == np.where(mf > b_, "#2ca02c", "#d62728").tolist()
     m = dict(a.metrics)
     assert qp._check_exact(m)[0] and qp._check_monotone(m)[0]
     bad = dict(m, exact_mismatches=1)
@@ -155,3 +163,12 @@ def test_same_seed_same_numbers_and_checks_can_fail():
     flat = {"GCN": [[1, .9, .5, .5, .5, .5, .2, 0, 0]], "SGC": [[1, .8, .6, .6, .6, .3, .1, 0, 0]]}
     assert qp._check_plateau(dict(m, delta_ratio=flat))[0]
     assert not qp._check_plateau(dict(m, delta_ratio={"GCN": [[1, .9, .8, .7, .6, .5, .2, .1, 0]]}))[0]
+
+
+def _static_view_ok(fig):
+    "The static view's controls exist and every step/button shows different data; the figure is small."
+    controls = list(fig.layout.sliders or ()) + list(fig.layout.updatemenus or ())
+    args = [json.dumps(s.args, default=str) for c in controls for s in (getattr(c, "steps", None) or getattr(c, "buttons", None) or ())]
+    assert len(args) >= 2 and len(set(args)) == len(args)
+    assert len(fig.to_json()) < 2_000_000
+    return controls

@@ -150,6 +150,12 @@ def test_claim_checks_can_fail_and_seeded():
     kw = dict(n_seeds=1, steps=20, n_eval=4, d_model=64, speed_blocks=0, progress=False)
     r, r2 = teal.run("smoke", **kw), teal.run("smoke", **kw)
     assert json.dumps(r.to_dict(False)["metrics"]) == json.dumps(r2.to_dict(False)["metrics"])
+    # the docs' static view from the JSON round trip: a p slider over the grid, a projection dropdown
+    from iclrbench.core import Result
+    fig = teal.static_view(Result.from_dict(json.loads(json.dumps(r.to_dict()))))
+    _static_view_ok(fig)
+    assert len(fig.layout.sliders[0].steps) == len(teal.P_GRID) - 1
+    assert len(fig.layout.updatemenus[0].buttons) == len(r.artefacts["hist"])
     bad = json.loads(json.dumps(r.to_dict(False)["metrics"]))
     for s in bad["per_seed"]:
         s["random"] = [2.0 * s["ppl_dense"]] * 5; s["teal"] = [1.9 * s["ppl_dense"]] * 5; s["cats"] = [v * 0.5 if v else v for v in s["teal"]]
@@ -160,3 +166,12 @@ def test_claim_checks_can_fail_and_seeded():
     for c in teal.CLAIMS:
         held, msg = c.check(bad)
         assert not held and msg, c.id
+
+
+def _static_view_ok(fig):
+    "The static view's controls exist and every step/button shows different data; the figure is small."
+    controls = list(fig.layout.sliders or ()) + list(fig.layout.updatemenus or ())
+    args = [json.dumps(s.args, default=str) for c in controls for s in (getattr(c, "steps", None) or getattr(c, "buttons", None) or ())]
+    assert len(args) >= 2 and len(set(args)) == len(args)
+    assert len(fig.to_json()) < 2_000_000
+    return controls

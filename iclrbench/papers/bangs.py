@@ -26,7 +26,8 @@ __all__ = ['SELECTORS', 'PAPER', 'PARAMS', 'SCALES', 'CORE_METHODS', 'ALL_METHOD
            'StudentConfig', 'train_gcn', 'fit_temperature', 'softmax', 'influence_matrix', 'bangs_utilities',
            'sample_subsets', 'banzhaf_msr', 'shapley_permutation', 'Selection', 'select_nodes', 'SelfTrainingRun',
            'class_entropy', 'SelfTrainer', 'self_train', 'bangs_select', 'miniature_graph', 'run', 'accuracy_figure',
-           'class_histogram', 'banzhaf_scatter', 'selection_graph', 'fig_accuracy', 'fig_summary', 'explore']
+           'class_histogram', 'banzhaf_scatter', 'selection_graph', 'fig_accuracy', 'fig_summary', 'explore',
+           'static_view']
 
 # %% ../../nbs/papers/bangs.ipynb #dfaa4fbb
 @dataclass
@@ -708,3 +709,75 @@ def _explorer_class():
             self.draw("scatter", banzhaf_scatter(fb, g.y, f"Round 1: Banzhaf value vs confidence ({desc})"))
 
     return _BangsExplorer
+
+# %% ../../nbs/papers/bangs.ipynb #0abb8b47
+def static_view(result):
+    """The explorer's static view (client-side controls, no Python): a slider over the self-training round r moves the
+    nodes selected by confidence and by BANGS in rounds 1..r on the graph (left) and the true classes of those
+    selections (right; the title gives each selector's test accuracy after round r); buttons show both selectors or one."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    from iclrbench.viz import style
+    p, runs = result.params, result.artefacts["runs"]
+    g, masks, _ = miniature_graph(result.seed, p["n_nodes"], p["confusable_scale"], p["n_train"], p["n_val"], p["label_noise"])
+    pos = spring_layout(g.edge_index, g.n, seed=0, iterations=40).round(3)
+    y, lab = np.asarray(g.y), np.flatnonzero(masks["train"])
+    meths = [k for k in ("confidence", "bangs") if k in runs]
+    names = {"confidence": "confidence", "bangs": "BANGS"}
+    R = max(len(runs[k]["selected"]) for k in meths)
+    fig = make_subplots(1, 2, column_widths=[0.64, 0.36], horizontal_spacing=0.08,
+                        subplot_titles=("selected nodes on the graph (ring colour = selector)", "true classes of the selected nodes"))
+    fig.add_trace(edge_trace(pos, g.edge_index, width=0.3), 1, 1)
+    fig.add_trace(go.Scatter(x=pos[:, 0], y=pos[:, 1], mode="markers", name="nodes (colour = true class)", hoverinfo="skip",
+                             marker=dict(size=5, color=[CLASS_COLORS[c] for c in y], opacity=0.35)), 1, 1)
+    fig.add_trace(go.Scatter(x=pos[lab, 0], y=pos[lab, 1], mode="markers", name="labeled", hoverinfo="skip",
+                             marker=dict(symbol="square", size=10, color=[CLASS_COLORS[c] for c in y[lab]], line=dict(color="black", width=1))), 1, 1)
+
+    def upto(k, r):
+        return np.asarray([i for s in runs[k]["selected"][:r] for i in s], int)
+
+    def sel_xy(k, r):
+        s = upto(k, r)
+        return pos[s, 0].tolist(), pos[s, 1].tolist(), [f"node {i}, true class {y[i]}" for i in s]
+
+    def counts(r):
+        return [np.bincount(y[upto(k, r)], minlength=3).tolist() for k in meths]
+
+    first_sel = len(fig.data)
+    for k in meths:
+        xs, ys, tx = sel_xy(k, R)
+        fig.add_trace(go.Scatter(x=xs, y=ys, text=tx, hoverinfo="text", mode="markers", name=f"selected by {names[k]}",
+                                 marker=dict(size=11 if k == "bangs" else 8, color="rgba(0,0,0,0)",
+                                             line=dict(color=METHOD_COLORS[k], width=2.5))), 1, 1)
+    first_bar = len(fig.data)
+    cs = counts(R)
+    for c in range(3):
+        fig.add_trace(go.Bar(x=[names[k] for k in meths], y=[row[c] for row in cs], marker_color=CLASS_COLORS[c],
+                             name=f"class {c}" + (" (easy)" if c == 0 else "")), 1, 2)
+    idx = list(range(first_sel, first_sel + len(meths))) + list(range(first_bar, first_bar + 3))
+
+    def title(r):
+        acc = ", ".join(f"{names[k]} {runs[k]['test_acc'][min(r, len(runs[k]['test_acc']) - 1)]:.3f}" for k in meths)
+        return f"BANGS (static view), seed {result.seed}, rounds 1–{r} — test accuracy after round {r}: {acc}"
+
+    steps = []
+    for r in range(R + 1):
+        sel = [sel_xy(k, r) for k in meths]
+        cs = counts(r)
+        steps.append(dict(label=str(r), method="update",
+                          args=[{"x": [s[0] for s in sel] + [[names[k] for k in meths]] * 3,
+                                 "y": [s[1] for s in sel] + [[row[c] for row in cs] for c in range(3)],
+                                 "text": [s[2] for s in sel] + [None] * 3},
+                                {"title.text": title(r)}, idx]))
+    show = [("both selectors", meths)] + [(f"{names[k]} only", [k]) for k in meths]
+    buttons = [dict(label=lbl, method="restyle", args=[{"visible": [k in ks for k in meths]}, idx[:len(meths)]]) for lbl, ks in show]
+    style(fig, title(R), height=600)
+    fig.update_xaxes(visible=False, row=1, col=1); fig.update_yaxes(visible=False, row=1, col=1)
+    fig.update_yaxes(title="selected nodes", row=1, col=2)
+    fig.update_layout(barmode="stack", margin=dict(t=130, b=150), title=dict(font=dict(size=14), y=0.98, yref="container"),
+                      sliders=[dict(active=R, currentvalue=dict(prefix="show rounds 1.."), steps=steps, y=0, yanchor="top", len=0.9,
+                                    x=0.05, pad=dict(t=10))],
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.13,
+                                        yanchor="bottom", showactive=True)],
+                      legend=dict(orientation="h", y=-0.3, yanchor="top", x=0))
+    return fig

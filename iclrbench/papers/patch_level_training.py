@@ -20,7 +20,8 @@ from ..core import progress as progress_bar
 # %% auto #0
 __all__ = ['PAPER', 'RUN_NAMES', 'PARAMS', 'SCALES', 'CLAIMS', 'COLORS', 'patch_embeddings', 'bag_of_next_patch_nll',
            'patch_loss', 'relative_cost', 'patch_causal_lm_loss', 'BigramSource', 'bigram_source', 'make_data',
-           'train_run', 'plan_steps', 'run', 'loss_flops_figure', 'cost_figure', 'worked_example_figure', 'explore']
+           'train_run', 'plan_steps', 'run', 'loss_flops_figure', 'cost_figure', 'worked_example_figure', 'explore',
+           'static_view']
 
 # %% ../../nbs/papers/patch_level_training.ipynb #8fc3883a
 def _check_K(K: int) -> int:
@@ -373,3 +374,89 @@ def _explorer_class():
             self.draw("example", worked_example_figure(bigram_source().tok, self._example, s["K"]))
 
     return _PatchExplorer
+
+# %% ../../nbs/papers/patch_level_training.ipynb #98c0fb00
+def static_view(result):
+    """The explorer's static view (client-side controls, no Python): a slider over (data regime, seed) redraws the held-out
+    loss vs training FLOPs of every run of that seed (left; dotted: the patch→token switch) and highlights that seed's final
+    losses against relative cost among all seeds of the regime (right); buttons over the patch size K move the cost
+    λ/K + (1 − λ) of a patch → token run at the run's λ (dashed line, right), as the explorer's K slider does."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    from iclrbench.viz import style
+    m, cv = result.metrics, result.artefacts["curves"]
+    combos = [(rg, i) for rg in ("fresh", "repeated") for i in range(len(next(iter(cv.get(rg, {}).values()), [])))]
+    runs = [r for r in ("a", "b", "c", "d") if r in cv["fresh"]]
+    seeds = m["seeds"]
+    fig = make_subplots(1, 2, column_widths=[0.6, 0.4], horizontal_spacing=0.09,
+                        subplot_titles=("held-out loss vs training FLOPs (one seed)", "final loss vs relative cost (● this seed)"))
+
+    def curve(rg, i, r):
+        if r not in cv[rg] or i >= len(cv[rg][r]): return [], []
+        c = np.asarray(cv[rg][r][i]["curve"], float)
+        return c[:, 0].tolist(), c[:, 1].round(5).tolist()
+
+    def switch(rg, i):
+        lo = min(min(curve(rg, i, r)[1] or [np.inf]) for r in runs)
+        hi = max(max(curve(rg, i, r)[1] or [-np.inf]) for r in runs)
+        sw = cv[rg]["c"][i]["switch"] if "c" in cv[rg] and i < len(cv[rg]["c"]) else None
+        return ([sw, sw], [lo, hi]) if sw else ([], [])
+
+    def finals(rg, r, i=None):
+        ls, fl, fa = m.get(f"{rg}_loss_{r}", []), m.get(f"{rg}_flops_{r}", []), m.get(f"{rg}_flops_a", [])
+        js = range(len(ls)) if i is None else [i] if i < len(ls) else []
+        return [fl[j] / fa[j] for j in js], [ls[j] for j in js]
+
+    rg0, i0 = combos[0]
+    for r in runs:
+        x, y = curve(rg0, i0, r)
+        fig.add_trace(go.Scatter(x=x, y=y, name=RUN_NAMES[r], mode="lines+markers", line=dict(color=COLORS[r]), legendgroup=r), 1, 1)
+    x, y = switch(rg0, i0)
+    fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name="switch to tokens (run c)", line=dict(color=COLORS["c"], dash="dot")), 1, 1)
+    for r in runs:
+        x, y = finals(rg0, r)
+        fig.add_trace(go.Scatter(x=x, y=y, mode="markers", showlegend=False, legendgroup=r, opacity=0.35,
+                                 marker=dict(color=COLORS[r], size=8, symbol="circle-open")), 1, 2)
+    for r in runs:
+        x, y = finals(rg0, r, i0)
+        fig.add_trace(go.Scatter(x=x, y=y, mode="markers", showlegend=False, legendgroup=r, marker=dict(color=COLORS[r], size=13)), 1, 2)
+    idx = list(range(len(fig.data)))
+
+    def title(rg, i):
+        parts = [f"{r} {m[f'{rg}_loss_{r}'][i]:.3f}" for r in runs if i < len(m.get(f"{rg}_loss_{r}", []))]
+        return (f"Patch-level training (static view), {rg} data, seed {seeds[0] + i}: final held-out loss " + ", ".join(parts)
+                + f" (nats/token; K={result.params['K']}, λ={result.params['lam']:.2f}, cost of c = {m['relative_cost']:.2f})")
+
+    steps = []
+    for rg, i in combos:
+        xs, ys = [], []
+        for r in runs:
+            x, y = curve(rg, i, r); xs.append(x); ys.append(y)
+        x, y = switch(rg, i); xs.append(x); ys.append(y)
+        for r in runs:
+            x, y = finals(rg, r); xs.append(x); ys.append(y)
+        for r in runs:
+            x, y = finals(rg, r, i); xs.append(x); ys.append(y)
+        steps.append(dict(label=f"{rg}, seed {seeds[0] + i}", method="update", args=[{"x": xs, "y": ys}, {"title.text": title(rg, i)}, idx]))
+    lam, K0 = float(result.params["lam"]), int(result.params["K"])
+    fig.add_shape(type="line", x0=relative_cost(K0, lam), x1=relative_cost(K0, lam), y0=0, y1=1, xref="x2", yref="y2 domain",
+                  line=dict(color=COLORS["c"], dash="dash"))
+    fig.add_annotation(text=f"K={K0}: cost {relative_cost(K0, lam):.2f}", x=relative_cost(K0, lam), xref="x2", y=0.98, yref="y2 domain",
+                       yanchor="top", xanchor="right", showarrow=False, font=dict(size=11, color=COLORS["c"]))
+    ann = len(fig.layout.annotations) - 1
+    ks = sorted({1, 2, 4, 8, K0})
+    buttons = [dict(label=f"K={k}", method="relayout", args=[{"shapes[0].x0": relative_cost(k, lam), "shapes[0].x1": relative_cost(k, lam),
+                                                              f"annotations[{ann}].x": relative_cost(k, lam),
+                                                              f"annotations[{ann}].text": f"K={k}: cost {relative_cost(k, lam):.2f}"}])
+               for k in ks]
+    style(fig, title(rg0, i0), height=540)
+    fig.update_xaxes(title="training FLOPs", row=1, col=1); fig.update_yaxes(title="held-out loss (nats/token)", row=1, col=1)
+    fig.update_xaxes(title="relative cost (FLOPs / run a)", row=1, col=2)
+    fig.update_xaxes(range=[0, 1.08], row=1, col=2)
+    fig.update_layout(margin=dict(t=120, b=170), title=dict(font=dict(size=13), y=0.98, yref="container"),
+                      sliders=[dict(active=0, currentvalue=dict(prefix="data, seed: "), steps=steps, y=-0.16, yanchor="top", len=0.9,
+                                    x=0.05, pad=dict(t=10))] if len(steps) > 1 else [],
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, active=ks.index(K0), x=1, xanchor="right",
+                                        y=1.12, yanchor="bottom", showactive=True)],
+                      legend=dict(orientation="h", y=-0.5, yanchor="top", x=0))
+    return fig

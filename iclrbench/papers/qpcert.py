@@ -465,9 +465,9 @@ __all__ = ['ARCHS', 'PAPER', 'PARAMS', 'SCALES', 'DELTAS', 'KARATE_C', 'CLAIMS',
            'NodeCertificate', 'certify_nodes', 'brute_force_certify', 'collective_certificate', 'min_flip_budgets',
            'min_flips_enumeration', 'certified_ratio', 'empirical_gcn_ntk', 'ntk_width_check', 'csbm_instance',
            'karate_instance', 'certify_graph', 'run', 'plateau_segments', 'ratio_figure', 'fig_ratio', 'graph_figure',
-           'ntk_heatmap', 'explore']
+           'ntk_heatmap', 'explore', 'static_view']
 
-# %% ../../nbs/papers/qpcert.ipynb #29ac5bb6
+# %% ../../nbs/papers/qpcert.ipynb #a4a5d093
 PAPER = Paper(
     slug="qpcert",
     title="Exact Certification of (Graph) Neural Networks Against Label Poisoning",
@@ -691,6 +691,8 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     with timer("karate"):
         kg, klab, ktest = karate_instance()
         m["karate_auc"] = {}
+        art["karate_graph"] = dict(edge_index=np.asarray(kg.edge_index).tolist(), y=np.asarray(kg.y).tolist(),
+                                   labeled=klab.tolist(), test=ktest.tolist())   # for static_view (no PyG import)
         for a in archs:
             r = certify_graph(kg, klab, ktest, a, p["depth"], KARATE_C, len(klab), p["time_limit"])
             art["karate"][a] = dict(min_flips=r["min_flips"].tolist(), flips=r["flips"], prediction=r["prediction"].tolist())
@@ -916,3 +918,76 @@ def _explorer_class():
                 self.draw("ntk", ntk_heatmap(self._ntk(key), g.y, f"NTK of {key[1]} (depth {key[2]}) on {key[0]}, ordered by class"))
 
     return _QPCertExplorer
+
+# %% ../../nbs/papers/qpcert.ipynb #c9a66b31
+def static_view(result):
+    """The explorer's static view (client-side controls, no Python): buttons pick the graph (the run's first CSBM seed or
+    KarateClub) and the architecture; a slider over the flip budget b re-rings the test nodes (green: certified at b, red:
+    not) using each node's exact minimal flip budget stored by `run`, and moves the b marker on the certified-ratio curves."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    from iclrbench.viz import style
+    a_ = result.artefacts
+    gd = a_["graph"]
+    kd = a_.get("karate_graph")
+    if kd is None:    # a result from before run() stored the KarateClub graph (loading it imports PyG: slow)
+        kg, klab, ktest = karate_instance()
+        kd = dict(edge_index=kg.edge_index.tolist(), y=kg.y.tolist(), labeled=klab.tolist(), test=ktest.tolist())
+    data = {name: (np.asarray(g_["edge_index"]), np.asarray(g_["y"]), np.asarray(g_["labeled"]), np.asarray(g_["test"]), certs)
+            for name, g_, certs in (("CSBM", gd, a_["csbm"]), ("KarateClub", kd, a_.get("karate", {})))}
+    bmax = {"CSBM": int(result.metrics["b_max"]), "KarateClub": len(kd["labeled"])}
+    B = min(max(bmax.values()), 12)
+    fig = make_subplots(1, 2, column_widths=[0.4, 0.6], horizontal_spacing=0.07,
+                        subplot_titles=("certified ratio vs budget (this graph, first seed)", "test nodes: ring = certified at b"))
+    combos, groups, test_idx = [], [], []
+    for d, (ei, y, lab, test, certs) in data.items():
+        if not certs: continue
+        pos = spring_layout(ei, len(y), seed=1).round(3)
+        ypm = to_pm1(y)
+        budgets = list(range(bmax[d] + 1))
+        for a in certs:
+            start = len(fig.data)
+            vis = not combos
+            for a2, c in certs.items():
+                fig.add_trace(go.Scatter(x=budgets, y=certified_ratio(c["min_flips"], budgets).round(4).tolist(), mode="lines+markers",
+                                         name=f"{d} {a2}", line=dict(color=ARCH_COLORS.get(a2, "#444"), width=4 if a2 == a else 1.5),
+                                         opacity=1 if a2 == a else 0.5, visible=vis), 1, 1)
+            fig.add_trace(edge_trace(pos, ei), 1, 2); fig.data[-1].visible = vis
+            fig.add_trace(go.Scatter(x=pos[lab, 0], y=pos[lab, 1], mode="markers", name="labeled (colour = label)", visible=vis,
+                                     marker=dict(symbol="square", size=11, color=np.where(ypm[lab] > 0, "#1f77b4", "#ff7f0e").tolist(),
+                                                 line=dict(color="black", width=1)),
+                                     text=[f"node {i}, label {int(ypm[i])}" for i in lab], hoverinfo="text"), 1, 2)
+            c = certs[a]
+            mf, pred = np.asarray(c["min_flips"]), np.asarray(c["prediction"])
+            fig.add_trace(go.Scatter(x=pos[test, 0], y=pos[test, 1], mode="markers", visible=vis, hoverinfo="text",
+                                     marker=dict(size=10, color=np.where(pred > 0, "#1f77b4", "#ff7f0e").tolist(), line=dict(width=3)),
+                                     text=[f"node {t}: prediction {v:+.3f}, minimal flips to change it: "
+                                           + (str(int(k)) if k <= len(lab) else "none") for t, v, k in zip(test, pred, mf)]), 1, 2)
+            test_idx.append(len(fig.data) - 1)
+            combos.append((d, a, mf, len(test)))
+            groups.append(range(start, len(fig.data)))
+    n = len(fig.data)
+    buttons = [dict(label=f"{d}: {a}", method="restyle", args=[{"visible": [j in grp for j in range(n)]}, list(range(n))])
+               for (d, a, _, _), grp in zip(combos, groups)]
+    steps = []
+    for b in range(B + 1):
+        cols = [np.where(mf > b, "#2ca02c", "#d62728").tolist() for (_, _, mf, _) in combos]
+        names = [f"test nodes ({d} {a}): {int((mf > b).sum())}/{nt} certified at b={b}" for (d, a, mf, nt) in combos]
+        steps.append(dict(label=str(b), method="update",
+                          args=[{"marker.line.color": cols, "name": names}, {"shapes[0].x0": b, "shapes[0].x1": b}, test_idx]))
+    b0 = min(1, B)
+    for i, j in enumerate(test_idx):
+        fig.data[j].marker.line.color = steps[b0]["args"][0]["marker.line.color"][i]
+        fig.data[j].name = steps[b0]["args"][0]["name"][i]
+    fig.add_shape(type="line", x0=b0, x1=b0, y0=0, y1=1, xref="x", yref="y domain", line=dict(color="black", dash="dot"))
+    style(fig, f"QPCert: exact label-flip certificates of the NTK-SVM (static view: stored minimal budgets, C={result.params['C']})",
+          height=600)
+    fig.update_xaxes(title="budget b (labels flipped)", row=1, col=1); fig.update_yaxes(title="certified ratio", range=[-0.03, 1.03], row=1, col=1)
+    fig.update_xaxes(visible=False, row=1, col=2); fig.update_yaxes(visible=False, row=1, col=2)
+    fig.update_layout(margin=dict(t=130, b=160), title=dict(font=dict(size=14), y=0.98, yref="container"),
+                      sliders=[dict(active=b0, currentvalue=dict(prefix="budget b = "), steps=steps, y=-0.16, yanchor="top", len=0.9,
+                                    x=0.05, pad=dict(t=10))],
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.13,
+                                        yanchor="bottom", showactive=True)],
+                      legend=dict(orientation="h", y=-0.45, yanchor="top", x=0))
+    return fig

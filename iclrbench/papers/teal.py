@@ -24,7 +24,7 @@ __all__ = ['MODES', 'P_GRID', 'SITE_GROUPS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIM
            'effective_sparsity', 'cats_share', 'cats_rules', 'greedy_allocate_block', 'greedy_sparsities',
            'sparse_gemv', 'decode_weights', 'decode_step', 'gemv_speed_benchmark', 'char_data', 'train_tiny_llama',
            'eval_chunks', 'last_half_nll', 'group_achieved', 'model_block_fn', 'teal_experiment', 'run', 'ppl_figure',
-           'histogram_figure', 'achieved_figure', 'speed_figure', 'text_figure', 'explore']
+           'histogram_figure', 'achieved_figure', 'speed_figure', 'text_figure', 'explore', 'static_view']
 
 # %% ../../nbs/papers/teal.ipynb #827f1442
 def _torch():
@@ -836,3 +836,105 @@ def _explorer_class():
                                                       title=f"Achieved sparsity at target {s['hist_p']:.2f} (held-out, last half, seed {self.seed})"))
 
     return _TealExplorer
+
+# %% ../../nbs/papers/teal.ipynb #a16416a3
+def static_view(result):
+    """The explorer's static view (client-side controls, no Python): a slider over the target sparsity p moves the point on
+    the perplexity curves (mean over seeds; left), the ±t thresholds on the chosen projection's calibration inputs (middle:
+    red bins are zeroed) and the achieved held-out sparsity per layer and projection (right); a dropdown picks the projection."""
+    go = _go()
+    from plotly.subplots import make_subplots
+    from iclrbench.hf import SITES
+    from iclrbench.viz import PALETTE, style
+    m, a = result.metrics, result.artefacts
+    ps = [float(v) for v in m["ps"]]
+    steps_p = [i for i, v in enumerate(ps) if v > 0]
+    names = list(a["hist"])
+    layers = sorted({int(n.split(".")[1]) for n in names})
+    sites = [s for s in SITES if any(n.endswith("." + s) for n in names)]
+    curves = {k: m[f"ppl_{k}_mean"] for k in ("teal", "random", "cats")}
+    dense = float(m["ppl_dense_mean"])
+    fig = make_subplots(1, 3, column_widths=[0.34, 0.36, 0.30], horizontal_spacing=0.07,
+                        subplot_titles=(f"held-out PPL vs sparsity ({len(m['per_seed'])} seeds)", "calibration inputs of one projection",
+                                        "achieved sparsity (held-out, seed 0)"))
+    for (k, label), col in zip((("teal", "TEAL (uniform)"), ("random", "random mask"), ("cats", "CATS (MLP only)")), PALETTE):
+        fig.add_trace(go.Scatter(x=ps, y=curves[k], name=label, mode="lines+markers", line=dict(color=col)), 1, 1)
+    fig.add_trace(go.Scatter(x=[ps[0], ps[-1]], y=[dense, dense], name="dense", mode="lines", line=dict(color="black", dash="dot")), 1, 1)
+    i0 = steps_p[min(2, len(steps_p) - 1)]          # p = 0.5 on the default grid
+
+    def point(i):
+        return dict(x=[ps[i]], y=[curves["teal"][i]])
+
+    fig.add_trace(go.Scatter(mode="markers", name="TEAL at p", marker=dict(symbol="star", size=16, color=PALETTE[3],
+                                                                           line=dict(width=1, color="black")), **point(i0)), 1, 1)
+    idx_point = len(fig.data) - 1
+    hists, idx_bars, idx_lines = {}, [], []
+    default = next((n for n in names if n.endswith("o_proj")), names[0])
+    for n in names:
+        v = np.asarray(a["hist"][n], float)
+        lim = float(np.quantile(np.abs(v), 0.995)) * 1.05 or 1.0
+        cnt, edges = np.histogram(v, bins=60, range=(-lim, lim))
+        hists[n] = (((edges[:-1] + edges[1:]) / 2).round(4), cnt, v)
+        fig.add_trace(go.Bar(x=hists[n][0].tolist(), y=cnt.tolist(), name=f"{n} inputs (red: zeroed)", visible=n == default,
+                             marker_line_width=0), 1, 2)
+        idx_bars.append(len(fig.data) - 1)
+        fig.add_trace(go.Scatter(mode="lines", visible=n == default, line=dict(color=PALETTE[1], dash="dash"), y=[0, cnt.max(), None, 0, cnt.max()]), 1, 2)
+        idx_lines.append(len(fig.data) - 1)
+    fig.add_trace(go.Heatmap(x=list(sites), y=[f"layer {l}" for l in layers], colorscale="Blues", zmin=0, zmax=1, texttemplate="%{z:.2f}",
+                             showscale=False), 1, 3)
+    idx_heat = len(fig.data) - 1
+
+    def heat(i):
+        ach = a["achieved_layers"][i] or {}
+        return [[ach.get(f"blocks.{l}.{'attn' if s in ('q_proj', 'k_proj', 'v_proj', 'o_proj') else 'mlp'}.{s}",
+                         next((val for k, val in ach.items() if int(k.split(".")[1]) == l and k.endswith("." + s)), None))
+                 for s in sites] for l in layers]
+
+    def title(i):
+        c = curves["cats"][i]
+        return (f"TEAL (static view) at p = {ps[i]:.2f}: PPL TEAL {curves['teal'][i]:.3f}, random {curves['random'][i]:.3f}, "
+                f"CATS {'—' if c is None else f'{c:.3f}'} (dense {dense:.3f})")
+
+    def step(i):
+        xs, ys, cols, zs = [], [], [], []
+        pt = point(i)
+        xs.append(pt["x"]); ys.append(pt["y"]); cols.append(PALETTE[3]); zs.append(None)
+        for n in names:
+            centres, cnt, v = hists[n]
+            t = float(a["thresholds"][n][i])
+            xs.append(centres.tolist()); ys.append(cnt.tolist()); zs.append(None)
+            cols.append(np.where(np.abs(centres) <= t, PALETTE[1], PALETTE[0]).tolist())
+        for n in names:
+            t = round(float(a["thresholds"][n][i]), 4)
+            cnt = hists[n][1]
+            xs.append([-t, -t, None, t, t]); ys.append([0, int(cnt.max()), None, 0, int(cnt.max())]); cols.append(PALETTE[1]); zs.append(None)
+        xs.append(list(sites)); ys.append([f"layer {l}" for l in layers]); cols.append(None); zs.append(heat(i))
+        names_l = [f"±t = {float(a['thresholds'][n][i]):.3f}: zeroes {np.mean(np.abs(hists[n][2]) <= a['thresholds'][n][i]):.1%} of this sample"
+                   for n in names]
+        return {"x": xs, "y": ys, "marker.color": cols, "z": zs,
+                "name": ["TEAL at p"] + [f"{n} inputs (red: zeroed)" for n in names] + names_l + ["achieved"]}
+
+    idx = [idx_point] + idx_bars + idx_lines + [idx_heat]
+    init = step(i0)
+    for j, k in enumerate(idx):
+        for key in ("x", "y", "z", "name"):
+            if init[key][j] is not None: fig.data[k][key] = init[key][j]
+        if init["marker.color"][j] is not None and k != idx_heat: fig.data[k].marker.color = init["marker.color"][j]
+    steps = [dict(label=f"{ps[i]:.2f}", method="update", args=[step(i), {"title.text": title(i)}, idx]) for i in steps_p]
+    n_tr = len(fig.data)
+    fixed = set(range(idx_point + 1)) | {idx_heat}
+    buttons = [dict(label=n, method="restyle",
+                    args=[{"visible": [j in fixed or j in (idx_bars[q], idx_lines[q]) for j in range(n_tr)]}, list(range(n_tr))])
+               for q, n in enumerate(names)]
+    style(fig, title(i0), height=560)
+    fig.update_xaxes(title="model-wide sparsity", row=1, col=1); fig.update_yaxes(title="perplexity (chars)", row=1, col=1)
+    fig.update_xaxes(title="activation", row=1, col=2); fig.update_yaxes(title="count", row=1, col=2)
+    fig.update_layout(bargap=0, margin=dict(t=130, b=190), title=dict(font=dict(size=14), y=0.98, yref="container"),
+                      sliders=[dict(active=steps_p.index(i0), currentvalue=dict(prefix="target sparsity p = "), steps=steps, y=-0.16,
+                                    yanchor="top", len=0.9, x=0.05, pad=dict(t=10))],
+                      updatemenus=[dict(type="dropdown", buttons=buttons, active=names.index(default), x=0.36, xanchor="left",
+                                        y=1.13, yanchor="bottom", showactive=True)],
+                      annotations=list(fig.layout.annotations) + [dict(text="projection:", x=0.355, xanchor="right", y=1.15,
+                                                                       yanchor="bottom", xref="paper", yref="paper", showarrow=False)],
+                      legend=dict(orientation="h", y=-0.52, yanchor="top", x=0))
+    return fig
