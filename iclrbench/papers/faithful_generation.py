@@ -559,7 +559,7 @@ def _explorer_class():
 
     return _ScopeExplorer
 
-# %% ../../nbs/papers/faithful_generation.ipynb #d40872b2
+# %% ../../nbs/papers/faithful_generation.ipynb #986234e7
 def _marked(text: str, record, sources=None) -> tuple[str, bool]:
     "(HTML of `text` with fields that differ from the record in red and p_LM tokens underlined, whether a field differs)."
     n, j, c = (int(v) for v in record)
@@ -570,6 +570,7 @@ def _marked(text: str, record, sources=None) -> tuple[str, bool]:
     for i, t in enumerate(w):
         bad = i in want and t != want[i]
         bad_any |= bad
+        t = t.replace("<", "&lt;").replace(">", "&gt;")                  # '<eos>' is a token, not an HTML tag
         s = f"<u>{t}</u>" if src[i] else t
         parts.append(f"<b style='color:#c00'>{s}</b>" if bad else s)
     return " ".join(parts), bad_any or len(w) < 6
