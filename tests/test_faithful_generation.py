@@ -110,3 +110,22 @@ def test_hf_noisy_generate_extremes_reproduce_plain_sampling():
     assert torch.equal(a1, _sample_reference(noise, ni["input_ids"], ni["attention_mask"], 6, 7, 0.6, 0.9)) and bool(src.all())
     cad = fg.noisy_generate(main, None, mi, ni, mode="cad", max_new_tokens=3)
     assert cad.shape == (2, 3)
+
+
+def test_static_view_has_client_side_controls_over_distinct_data():
+    import json
+    from iclrbench.core import Result
+    r = fg.run("smoke", seed=0, progress=False, n_pretrain=1000, pretrain_steps=20, n_d1=20, n_d2=20, n_test=20,
+               sft_steps=10, dpo_epochs=1)                                                  # a cheap (barely trained) result
+    r = Result.from_dict(json.loads(json.dumps(r.to_dict())))                               # what the site reads back
+    fig = fg.static_view(r)
+    (slider,), (menu,) = fig.layout.sliders, fig.layout.updatemenus
+    assert [s.label for s in slider.steps] == [f"{a:g}" for a in fg.ALPHAS] and len(menu.buttons) == 8
+    for ctl in (slider.steps, menu.buttons):
+        args = [json.dumps(s.args) for s in ctl]
+        assert len(set(args)) == len(args)                                                  # every step shows other texts
+    # the α = 1 end of the mixture would be all p_LM; at the run's α the negatives are the run's, underlined where p_LM spoke
+    neg = r.artefacts["alpha_negatives"][str(r.params["alpha"])]
+    cells = slider.steps[fg.ALPHAS.index(r.params["alpha"])].args[0]["cells.values"][0][1]
+    assert [c.count("<u>") for c in cells] == [sum(s) for s in neg["sources"]]
+    assert "static view" in fig.layout.title.text and len(fig.to_json()) < 2_000_000

@@ -133,3 +133,21 @@ def test_hf_integrative_generate_end_to_end(hf):
                                    template="question {question} answer {response} again")
     ref = _reference_id(model, [tok(f"question question answer {r} again")["input_ids"] for r in resp], 4)
     assert out["token_ids"] == ref
+
+
+# ---------------------------------------------------------------- the docs' static view
+def test_static_view_has_client_side_controls_over_distinct_data():
+    import json
+    from iclrbench.core import Result
+    r = idm.run("smoke", seed=0, progress=False, steps=10, n_docs=1000, n_per_group=5)   # a cheap (untrained) result
+    r = Result.from_dict(json.loads(json.dumps(r.to_dict())))                              # what the site reads back
+    fig = idm.static_view(r)
+    (slider,), (menu,) = fig.layout.sliders, fig.layout.updatemenus
+    assert [s.label for s in slider.steps] == list(idm.STATIC_GROUPS) and len(menu.buttons) == 2
+    ys = [json.dumps(s.args[0]["y"]) for s in slider.steps]
+    assert len(set(ys)) == len(ys)                                                         # each group shows its own curves
+    vis = [b.args[0]["visible"] for b in menu.buttons]
+    assert vis[0] != vis[1] and sum(vis[0]) == sum(vis[1]) == len(fig.data) // 2
+    acc = r.metrics["accuracy"]
+    assert list(fig.data[0].y) == [acc[f"id{k}"]["overall"] for k in idm.K_VALUES]          # ID curve = the run's accuracies
+    assert "static view" in fig.layout.title.text and len(fig.to_json()) < 2_000_000

@@ -62,11 +62,6 @@ def test_bandit_mechanism_dpo_overoptimises_concentrated_prompts():
     kl = (pi * np.log(pi * 8)).sum(-1)[:, 0]                    # (methods, prompts)
     conc, disp = kl[:, ::2].mean(1), kl[:, 1::2].mean(1)
     assert conc[0] / disp[0] > 3 * conc[1] / disp[1]          # DPO is much more uneven than MallowsPO-θ
-    # equal dispersion: the normalised oracle is c ≡ 1 and the methods coincide exactly
-    w0 = mp.make_bandit(3, n_prompts=8, n_pairs=100, equal=True)
-    c0 = w0["neg_log_phi"]
-    pi0 = mp.train_bandit(w0["wins"], np.stack([np.ones(8), c0 / c0.mean()]), betas=(0.5,), steps=50)
-    assert np.allclose(pi0[0], pi0[1])
 
 
 def test_reward_at_kl_and_bad_parameters():
@@ -91,3 +86,38 @@ def test_bandit_loss_is_the_shared_dpo_loss():
     x, a, b = np.nonzero(w["wins"])
     ref = (W[x, a, b] * dpo_loss(lp[x, a], lp[x, b], torch.zeros(len(x), dtype=torch.float64), torch.zeros(len(x), dtype=torch.float64), beta=beta[x])[0]).sum()
     assert torch.allclose(inl, ref)
+
+
+def test_dpo_is_the_constant_dispersion_special_case():
+    """The paper's "DPO is a special case" is an identity, so it is tested here rather than claimed by the run (where
+    an equal-dispersion control could not fail): a constant c is DPO at β·c, and equal dispersion gives c ≡ 1."""
+    w = mp.make_bandit(3, n_prompts=8, n_pairs=100)
+    pi = mp.train_bandit(w["wins"], np.stack([np.ones(8), np.full(8, 4.0)]), betas=(0.125, 0.5), steps=80)
+    assert np.allclose(pi[1, 0], pi[0, 1], atol=1e-10)                     # c ≡ 4 at β = 1/8  ==  DPO at β = 1/2
+    assert not np.allclose(pi[0, 0], pi[0, 1], atol=1e-3)                   # (and β matters, so the test can fail)
+    w0 = mp.make_bandit(3, n_prompts=8, n_pairs=100, equal=True)
+    c0 = w0["neg_log_phi"]
+    assert np.allclose(c0 / c0.mean(), 1.0)
+    pi0 = mp.train_bandit(w0["wins"], np.stack([np.ones(8), c0 / c0.mean()]), betas=(0.5,), steps=50)
+    assert np.allclose(pi0[0], pi0[1])
+    assert [c.id for c in mp.CLAIMS] == ["frontier_above_dpo", "alpacaeval_plugin"]     # the identity is not a run claim
+
+
+def test_static_view_has_client_side_controls_over_distinct_data():
+    import json
+    from iclrbench.core import Result
+    r = mp.run("smoke", seed=0, progress=False, n_seeds=2, steps=30, n_prompts=6)          # a cheap result
+    r = Result.from_dict(json.loads(json.dumps(r.to_dict())))                               # what the site reads back
+    fig = mp.static_view(r)
+    (slider,), (menu,) = fig.layout.sliders, fig.layout.updatemenus
+    assert [s.label for s in slider.steps] == [f"{b:g}" for b in mp.BETAS]
+    assert [b.label for b in menu.buttons] == ["mean over worlds", "world 0", "world 1"]
+    for ctl in (slider.steps, menu.buttons):
+        args = [json.dumps(s.args) for s in ctl]
+        assert len(set(args)) == len(args)
+    # the slider moves the bars to the per-prompt KL of the chosen β (world 0, method 0)
+    pol = np.asarray(r.artefacts["main"]["policy"])
+    order = np.argsort(-np.asarray(r.artefacts["main"]["neg_log_phi"]), kind="stable")
+    kl = (pol[0, 3] * np.log(pol[0, 3] * pol.shape[-1])).sum(-1)[order]
+    assert np.allclose(slider.steps[3].args[0]["y"][-2], kl)
+    assert "static view" in fig.layout.title.text and len(fig.to_json()) < 2_000_000

@@ -25,7 +25,7 @@ from ..core import progress as progress_bar
 __all__ = ['PAPER', 'WORDS', 'PARAMS', 'SCALES', 'ALPHAS', 'CLAIMS', 'RecordWorld', 'make_record_world', 'pretraining_corpus',
            'task_records', 'pretrain_lm', 'sft', 'mixture_decode', 'faithfulness', 'scope_pairs', 'scope_dpo',
            'scope_model', 'run', 'noisy_generate', 'methods_figure', 'alpha_figure', 'record_table', 'city_prob_figure',
-           'negatives_table', 'explore']
+           'negatives_table', 'explore', 'static_view']
 
 # %% ../../nbs/papers/faithful_generation.ipynb #7740fc69
 PAPER = Paper(
@@ -558,3 +558,80 @@ def _explorer_class():
                 self.draw("city", city_prob_figure(models, self.world, a["test"][i]))
 
     return _ScopeExplorer
+
+# %% ../../nbs/papers/faithful_generation.ipynb #986234e7
+def _marked(text: str, record, sources=None) -> tuple[str, bool]:
+    "(HTML of `text` with fields that differ from the record in red and p_LM tokens underlined, whether a field differs)."
+    n, j, c = (int(v) for v in record)
+    want = {0: f"n{n}", 3: f"j{j}", 5: f"c{c}"}
+    w = text.split()
+    src = list(sources or []) + [False] * len(w)
+    parts, bad_any = [], False
+    for i, t in enumerate(w):
+        bad = i in want and t != want[i]
+        bad_any |= bad
+        t = t.replace("<", "&lt;").replace(">", "&gt;")                  # '<eos>' is a token, not an HTML tag
+        s = f"<u>{t}</u>" if src[i] else t
+        parts.append(f"<b style='color:#c00'>{s}</b>" if bad else s)
+    return " ".join(parts), bad_any or len(w) < 6
+
+
+def static_view(result, n_records: int = 8):
+    """The explorer's static view: hallucination / field accuracy / parse rate per method (bars), the outputs of every
+    method on one test record (the dropdown picks one of the first `n_records`; red: a field that differs from the
+    record), and SCOPE's negatives on D2 records at each noise level α (the slider; underlined: tokens drawn from the
+    context-free p_LM, red: fields that contradict the record)."""
+    from plotly.subplots import make_subplots
+    from iclrbench.viz import PALETTE, style
+    go = _go()
+    a, m = result.artefacts, result.metrics
+    scores = m["scores"]
+    names = [n for n in scores if n != "p_LM (no SFT)"]
+    fig = make_subplots(rows=2, cols=2, column_widths=[0.38, 0.62], row_heights=[0.45, 0.55], vertical_spacing=0.1,
+                        specs=[[{"type": "xy"}, {"type": "table"}], [{"type": "table", "colspan": 2}, None]])
+    for i, (key, label) in enumerate((("hallucination", "hallucination rate"), ("field_accuracy", "field accuracy"), ("parse_rate", "parse rate"))):
+        fig.add_trace(go.Bar(x=names, y=[scores[n][key] for n in names], name=label, marker_color=[PALETTE[1], PALETTE[0], "#bbbbbb"][i],
+                             hovertemplate="%{x}: " + label + " %{y:.3f}<extra></extra>"), 1, 1)
+    recs = a["test"][:n_records]
+
+    def record_cells(i):
+        r = recs[i]
+        outs = {k: v[i] for k, v in a["outputs"].items()}
+        n, j, c = (int(v) for v in r)
+        head = [f"<b>test #{i}: n{n} j{j} c{c}</b>", f"prior: n{n} → j{int(a['job_of'][n])}, j{j} → c{int(a['city_of'][j])}"]
+        return head, [list(outs), [_marked(t, r)[0] for t in outs.values()]]
+
+    h, cv = record_cells(0)
+    fig.add_trace(go.Table(header=dict(values=h, align="left"), cells=dict(values=cv, align="left"), columnwidth=[0.3, 0.7]), 1, 2)
+    alphas = sorted(a["alpha_negatives"], key=float)
+
+    def negative_cells(al):
+        neg = a["alpha_negatives"][al]
+        rows, wrong, frac = [], 0, []
+        for t, s, r in zip(neg["text"], neg["sources"], a["d2"]):
+            html, bad = _marked(t, r, s)
+            rows.append(html); wrong += bad
+            frac.append(np.mean(s) if len(s) else 0.0)
+        head = ["record (D2)", f"<b>negatives at α = {float(al):g}</b>: {wrong}/{len(rows)} contradict the record; "
+                               f"{100 * float(np.mean(frac)):.0f} % of tokens from p_LM (underlined)"]
+        return head, [[f"n{r[0]} j{r[1]} c{r[2]}" for r in a["d2"][:len(rows)]], rows]
+
+    a0 = str(result.params["alpha"]) if str(result.params["alpha"]) in alphas else alphas[0]
+    h, cv = negative_cells(a0)
+    fig.add_trace(go.Table(header=dict(values=h, align="left"), cells=dict(values=cv, align="left"), columnwidth=[0.15, 0.85]), 2, 1)
+    rec_i, neg_i = 3, 4
+    buttons = []
+    for i in range(len(recs)):
+        h, cv = record_cells(i)
+        buttons.append(dict(label=f"test #{i}", method="restyle", args=[{"header.values": [h], "cells.values": [cv]}, [rec_i]]))
+    steps = []
+    for al in alphas:
+        h, cv = negative_cells(al)
+        steps.append(dict(label=f"{float(al):g}", method="restyle", args=[{"header.values": [h], "cells.values": [cv]}, [neg_i]]))
+    style(fig, f"SCOPE on the records world (static view: the run's texts, seed {result.seed})", height=900)
+    fig.update_yaxes(range=[0, 1.02], title_text="rate", row=1, col=1)
+    fig.update_layout(barmode="group", margin=dict(t=110, b=120), legend=dict(orientation="h", x=0, y=1.04, yanchor="bottom"),
+                      sliders=[dict(active=alphas.index(a0), currentvalue=dict(prefix="noise level α of the negatives: "), steps=steps,
+                                    y=-0.02, len=0.9, x=0.05)],
+                      updatemenus=[dict(type="dropdown", buttons=buttons, x=1, xanchor="right", y=1.04, yanchor="bottom", showactive=True)])
+    return fig

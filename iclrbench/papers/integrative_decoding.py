@@ -22,10 +22,10 @@ from ..core import progress as progress_bar
 
 # %% auto #0
 __all__ = ['PAPER', 'SPECIALS', 'PHRASINGS', 'GROUPS', 'K_VALUES', 'PARAMS', 'SCALES', 'CLAIMS', 'TRUTHFULQA_TEMPLATE',
-           'FactsWorld', 'make_world', 'make_corpus', 'parse_city', 'train_facts_lm', 'sample_answers',
+           'STATIC_GROUPS', 'FactsWorld', 'make_world', 'make_corpus', 'parse_city', 'train_facts_lm', 'sample_answers',
            'greedy_answers', 'integrative_decode', 'majority_vote', 'copy_rate', 'evaluate_decoders', 'group_accuracy',
            'ideal_id_accuracy', 'ideal_accuracies', 'build', 'run', 'build_id_inputs', 'integrative_decode_ids',
-           'integrative_generate', 'accuracy_figure', 'entity_trace', 'entity_figures', 'explore']
+           'integrative_generate', 'accuracy_figure', 'entity_trace', 'entity_figures', 'explore', 'static_view']
 
 # %% ../../nbs/papers/integrative_decoding.ipynb #2b8620fe
 PAPER = Paper(
@@ -692,3 +692,58 @@ def _explorer_class():
                 if changed in (None, "entity"): self.draw("greedy_path", pth)
 
     return _IDExplorer
+
+# %% ../../nbs/papers/integrative_decoding.ipynb #6a0253d5
+STATIC_GROUPS = ("overall", "misconception", "clean", "control")
+
+
+def _kget(d: dict, k):
+    "d[k] for an int key that a JSON round trip may have turned into a string."
+    return d[k] if k in d else d[str(k)]
+
+
+def static_view(result):
+    """The explorer's static view: accuracy vs k of ID, the oracle vote, greedy, sampling and the ideal (Bayes-optimal)
+    model's ID. Buttons switch the aggregation (sum of log-probs / of probs; both were run), the slider picks the entity
+    group whose accuracy is shown (overall = clean ∪ misconception, misconception, clean, control)."""
+    from iclrbench.viz import PALETTE, style
+    go = _go()
+    m = result.metrics
+    ks = [int(k) for k in result.artefacts.get("k_values", K_VALUES)]
+    acc = {result.params["aggregate"]: m["accuracy"]}
+    other = m.get("accuracy_other_aggregate")
+    if other: acc[other["aggregate"]] = other["accuracy"]
+    aggs = [a for a in ("logprob", "prob") if a in acc]
+    ideal = m.get("ideal", {})
+
+    def ideal_curve(agg, group):
+        if agg not in ideal: return [None] * len(ks)
+        gs = ("clean", "misconception") if group == "overall" else (group,)
+        return [float(np.mean([_kget(ideal[agg][g]["id"], k) for g in gs])) for k in ks]
+
+    def curves(agg, group):
+        a = acc[agg]
+        return [[a[f"id{k}"][group] for k in ks], [a[f"vote{k}"][group] for k in ks], [a["greedy"][group]] * len(ks),
+                [a["sampling"][group]] * len(ks), ideal_curve(agg, group)]
+
+    names = ["integrative decoding", "oracle majority vote", "greedy", "sampling (T=1)", "ID, ideal model"]
+    lines = [dict(color=PALETTE[1], width=3), dict(color=PALETTE[2], dash="dash"), dict(color=PALETTE[0], dash="dot"),
+             dict(color=PALETTE[3], dash="dot"), dict(color=PALETTE[4], dash="dashdot")]
+    fig = go.Figure()
+    for i, agg in enumerate(aggs):
+        for name, line, y in zip(names, lines, curves(agg, STATIC_GROUPS[0])):
+            fig.add_trace(go.Scatter(x=ks, y=y, mode="lines+markers", name=name, line=line, visible=(i == 0),
+                                     legendgroup=name, hovertemplate=f"{name} ({agg}), " + "k=%{x}: %{y:.3f}<extra></extra>"))
+    n_tr = len(names) * len(aggs)
+    steps = [dict(label=g, method="restyle", args=[{"y": [y for agg in aggs for y in curves(agg, g)]}, list(range(n_tr))])
+             for g in STATIC_GROUPS]
+    buttons = [dict(label=f"aggregation: {agg}", method="restyle",
+                    args=[{"visible": [j // len(names) == i for j in range(n_tr)]}, list(range(n_tr))]) for i, agg in enumerate(aggs)]
+    style(fig, f"Factual accuracy vs k (static view: the run's accuracies, seed {result.seed})", x="k (sampled responses)",
+          y="accuracy", height=480)
+    fig.update_yaxes(range=[-0.02, 1.02])
+    fig.update_layout(margin=dict(t=100, b=150),
+                      sliders=[dict(active=0, currentvalue=dict(prefix="entities: "), steps=steps, y=-0.32, len=0.9, x=0.05)],
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.04,
+                                        yanchor="bottom", showactive=True)])
+    return fig

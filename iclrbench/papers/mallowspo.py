@@ -22,7 +22,7 @@ from ..core import progress as progress_bar
 __all__ = ['PAPER', 'BETAS', 'PARAMS', 'SCALES', 'KL_TARGET', 'CLAIMS', 'mallows_dpo_loss', 'mallows_ipo_loss',
            'dispersion_from_reference', 'neg_log_dispersion', 'make_bandit', 'train_bandit', 'policy_metrics',
            'reward_at_kl', 'entropy_proxy_reference', 'proxy_weights', 'run', 'frontier_figure', 'policy_figure',
-           'per_prompt_kl_figure', 'mallows_phi_link', 'link_figure', 'explore']
+           'per_prompt_kl_figure', 'mallows_phi_link', 'link_figure', 'explore', 'static_view']
 
 # %% ../../nbs/papers/mallowspo.ipynb #1d50f5bc
 PAPER = Paper(
@@ -186,7 +186,7 @@ def proxy_weights(log_ref, c0: float = 0.29, eps: float = 1e-4):
     H = -(np.exp(lr_) * lr_).sum(-1) / math.log(lr_.shape[-1])
     return -c0 * np.log(np.clip(H, eps, 1 - eps))
 
-# %% ../../nbs/papers/mallowspo.ipynb #04784836
+# %% ../../nbs/papers/mallowspo.ipynb #c1cd25f0
 PARAMS = [
     Param("n_seeds", "int", "bandit worlds per run (seeds seed·100 + i)", low=1, high=20),
     Param("n_prompts", "int", "prompts P", low=2, high=200),
@@ -220,13 +220,6 @@ def _check_frontier(m):
                 f"gap per seed {_fmt(gaps)} (need ≥ 0.03)")
 
 
-def _check_control(m):
-    gaps = [a - b for a, b in zip(m["control_reward_at_kl1_mallows"], m["control_reward_at_kl1_dpo"])]
-    ok = not any(math.isnan(g) for g in gaps) and all(abs(g) <= 0.01 for g in gaps)
-    return ok, (f"equal dispersion: reward at KL=1 MallowsPO-θ − DPO per seed {_fmt(gaps, 4)} (need |·| ≤ 0.01); "
-                f"max |policy difference| {m['control_max_policy_diff']:.2e}")
-
-
 CLAIMS = [
     Claim("frontier_above_dpo",
           "Dispersion-aware MallowsPO improves the reward–KL trade-off over DPO.",
@@ -234,11 +227,6 @@ CLAIMS = [
           "tabular bandit, 20 prompts × 8 arms, half concentrated (−log φ=4) half dispersed (0.5): reward at KL=1 "
           "(interpolated over β ∈ {0.05..2}) of MallowsPO-θ (oracle c) ≥ DPO + 0.03 on every seed",
           check=_check_frontier),
-    Claim("dpo_is_special_case",
-          "DPO is the special case of MallowsPO with constant dispersion.",
-          "Section 3 (c(x) ≡ const recovers DPO)",
-          "control world (every prompt the same dispersion): MallowsPO-θ and DPO frontiers coincide, |Δ reward at KL=1| ≤ 0.01",
-          check=_check_control),
     Claim("alpacaeval_plugin",
           "As a plug-in to SimPO on Llama-3-8B-Instruct MallowsPO adds nearly 2 % length-controlled win rate on AlpacaEval 2.",
           "abstract: ≈ +2 % LC win rate",
@@ -246,7 +234,7 @@ CLAIMS = [
           note="needs Llama-3-8B-Instruct, UltraFeedback and a GPT-4 judge; the loss is implemented for any HF model"),
 ]
 
-# %% ../../nbs/papers/mallowspo.ipynb #9692c9d3
+# %% ../../nbs/papers/mallowspo.ipynb #8fdd0fdb
 def _experiment(worlds, weights_fn, betas, steps, lr, log_refs=None):
     "Train every world's policies (batched over worlds, methods and β); return rewards/KLs (G, M, B) and policies."
     W = np.stack([w["wins"] for w in worlds])
@@ -260,8 +248,9 @@ def _experiment(worlds, weights_fn, betas, steps, lr, log_refs=None):
 
 
 def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides) -> Result:
-    """DPO vs MallowsPO-θ (oracle dispersion) over a β sweep on `n_seeds` bandit worlds, plus the equal-dispersion
-    control and (optionally) the entropy-proxy experiment; returns frontiers, policies and claim outcomes."""
+    """DPO vs MallowsPO-θ (oracle dispersion) over a β sweep on `n_seeds` bandit worlds and (optionally) the
+    entropy-proxy experiment; returns frontiers, policies and claim outcomes. (The equal-dispersion control is an
+    identity, c ≡ 1 ⇒ DPO, so it is a unit test, not a run: see "DPO is the constant-dispersion special case".)"""
     params = resolve_params(PARAMS, SCALES, scale, overrides); validate_seed(seed)
     p = params
     seeds = [seed * 100 + i for i in range(p["n_seeds"])]
@@ -273,10 +262,10 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     metrics: dict[str, Any] = dict(seeds=seeds, betas=betas)
     art: dict[str, Any] = dict(betas=betas)
     with torch_threads(1):
-        parts = ["main", "control"] + (["proxy"] if p["proxy"] else [])
+        parts = ["main"] + (["proxy"] if p["proxy"] else [])
         for part in progress_bar(parts, enabled=progress, desc="MallowsPO bandit"):
             with timer(part):
-                worlds = [make_bandit([s, 1], equal=(part == "control"), **kw) for s in seeds]
+                worlds = [make_bandit([s, 1], **kw) for s in seeds]
                 if part == "proxy":
                     refs = [entropy_proxy_reference(w["r"], w["neg_log_phi"], p["kappa"]) for w in worlds]
                     def wfn(i, w):
@@ -294,15 +283,13 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
             if part == "proxy":
                 metrics["proxy_reward_at_kl1_entropy"] = at[:, 2].tolist()
                 metrics["proxy_c_corr"] = [float(np.corrcoef(ws[g, 2], w["neg_log_phi"])[0, 1]) for g, w in enumerate(worlds)]
-            if part == "control":
-                metrics["control_max_policy_diff"] = float(np.abs(pi[:, 0] - pi[:, 1]).max())
             art[part] = dict(methods=names, reward=rew, kl=kl, weights=ws[0],
                              neg_log_phi=worlds[0]["neg_log_phi"], r=worlds[0]["r"],
                              policy=pi[0], log_ref=None if part != "proxy" else refs[0])
     metrics["mean_gap_at_kl1"] = float(np.nanmean(np.array(metrics["reward_at_kl1_mallows"]) - np.array(metrics["reward_at_kl1_dpo"])))
     return make_result(PAPER, CLAIMS, scale, seed, params, metrics, art, timer.timings)
 
-# %% ../../nbs/papers/mallowspo.ipynb #bd7ed474
+# %% ../../nbs/papers/mallowspo.ipynb #32089bed
 def _go():
     import plotly.graph_objects as go
     return go
@@ -374,7 +361,7 @@ def link_figure(neg_log_phis=(4.0, 0.5)):
         fig.add_trace(go.Scatter(x=d, y=1 / (1 + np.exp(-c * d)), mode="lines", name=f"logistic σ({c:.2g}·d)", line=dict(color=PALETTE[i], dash="dot")))
     return style(fig, "Pairwise preference of the center-better item vs rank gap d", x="rank gap d", y="P(preferred)")
 
-# %% ../../nbs/papers/mallowspo.ipynb #d8707b5f
+# %% ../../nbs/papers/mallowspo.ipynb #e905f901
 def explore(result=None):
     "Explorer: dispersions, fraction dispersed, pairs, β, methods and seed; frontier, policies, per-prompt KL, links."
     if result is None: result = run("smoke", progress=False)
@@ -436,3 +423,58 @@ def _explorer_class():
             self.draw("link", link_figure((s["concentrated"], s["dispersed"])))
 
     return _MallowsExplorer
+
+# %% ../../nbs/papers/mallowspo.ipynb #a484c7d0
+def static_view(result):
+    """The explorer's static view: left, the reward–KL frontier of DPO and MallowsPO-θ (one point per β); right, the
+    per-prompt KL(π_x ‖ π_ref) of world 0 (concentrated prompts first). The slider picks β (the highlighted frontier
+    points and the bars follow it); the buttons show the frontier averaged over the run's worlds or of one world."""
+    from plotly.subplots import make_subplots
+    from iclrbench.viz import PALETTE, style
+    go = _go()
+    a = result.artefacts["main"]
+    betas = [float(b) for b in result.artefacts["betas"]]
+    methods = list(a["methods"])
+    rew, kl = np.asarray(a["reward"], float), np.asarray(a["kl"], float)            # (G, M, B)
+    pol, c = np.asarray(a["policy"], float), np.asarray(a["neg_log_phi"], float)      # (M, B, P, K), (P,)
+    G, M, _ = rew.shape
+    seeds = result.metrics.get("seeds", list(range(G)))
+    order = np.argsort(-c, kind="stable")
+    K = pol.shape[-1]
+    pkl = (pol * (np.log(np.clip(pol, 1e-300, None)) + math.log(K))).sum(-1)[..., order]   # (M, B, P), uniform reference
+    sets = [("mean over worlds", kl.mean(0), rew.mean(0))] + [(f"world {seeds[g]}", kl[g], rew[g]) for g in range(G)]
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45],
+                        subplot_titles=("reward–KL frontier (one point per β)", "per-prompt KL, world 0 (left: concentrated)"))
+    hi = []
+    for si, (label, k, r) in enumerate(sets):
+        for m, name in enumerate(methods):
+            fig.add_trace(go.Scatter(x=k[m], y=r[m], mode="lines+markers", name=name, line=dict(color=PALETTE[m]), visible=si == 0,
+                                     legendgroup=name, showlegend=True, text=[f"β={b:g}" for b in betas],
+                                     hovertemplate=f"{name} ({label}), " + "%{text}: KL %{x:.2f}, reward %{y:.3f}<extra></extra>"), 1, 1)
+        for m, name in enumerate(methods):
+            hi.append(len(fig.data))
+            fig.add_trace(go.Scatter(x=[k[m][0]], y=[r[m][0]], mode="markers", visible=si == 0, showlegend=False, hoverinfo="skip",
+                                     marker=dict(size=15, color=PALETTE[m], symbol="circle-open", line=dict(width=3))), 1, 1)
+    bars = []
+    labels = [f"x{i}" for i in order]
+    for m, name in enumerate(methods):
+        bars.append(len(fig.data))
+        fig.add_trace(go.Bar(x=labels, y=pkl[m, 0], name=name, marker_color=PALETTE[m], showlegend=False,
+                             hovertemplate=f"{name}, " + "%{x}: KL %{y:.2f}<extra></extra>"), 1, 2)
+    fig.add_vline(x=KL_TARGET, line_dash="dot", line_color="#888", row=1, col=1)
+    steps = []
+    for j, b in enumerate(betas):
+        xs = [[k[m][j]] for _, k, _ in sets for m in range(M)] + [labels] * M
+        ys = [[r[m][j]] for _, _, r in sets for m in range(M)] + [pkl[m, j].tolist() for m in range(M)]
+        steps.append(dict(label=f"{b:g}", method="restyle", args=[{"x": xs, "y": ys}, hi + bars]))
+    n_line = 2 * M * len(sets)
+    buttons = [dict(label=label, method="restyle", args=[{"visible": [j // (2 * M) == si for j in range(n_line)]}, list(range(n_line))])
+               for si, (label, _, _) in enumerate(sets)]
+    style(fig, f"MallowsPO vs DPO on the dispersion bandit (static view: the run's β sweep, seed {result.seed})", height=500)
+    fig.update_xaxes(title_text="mean KL(π ‖ π_ref)", row=1, col=1); fig.update_yaxes(title_text="mean consensus utility E_π[r]", row=1, col=1)
+    fig.update_xaxes(title_text="prompt", row=1, col=2); fig.update_yaxes(title_text="KL(π_x ‖ π_ref)", row=1, col=2)
+    fig.update_layout(barmode="group", margin=dict(t=110, b=150),
+                      sliders=[dict(active=0, currentvalue=dict(prefix="β: "), steps=steps, y=-0.3, len=0.9, x=0.05)],
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.1,
+                                        yanchor="bottom", showactive=True)])
+    return fig
