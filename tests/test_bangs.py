@@ -8,6 +8,7 @@ import pytest
 
 import iclrbench.papers.bangs as bg
 from iclrbench.graphs import csbm_multiclass, karate_club, normalized_adjacency, split_per_class
+from static_view_checks import assert_static_view
 
 
 def _exact_banzhaf(u, n):
@@ -168,7 +169,7 @@ def test_run_bad_parameters_same_seed_and_checks_can_fail():
     # the docs' static view from the JSON round trip: a round slider (0..rounds) and selector buttons
     from iclrbench.core import Result
     fig = bg.static_view(Result.from_dict(json.loads(json.dumps(a.to_dict()))))
-    controls = _static_view_ok(fig)
+    controls = assert_static_view(fig)
     assert [len(c.steps) for c in fig.layout.sliders] == [kw["rounds"] + 1] and len(fig.layout.updatemenus[0].buttons) == 3
     assert len(fig.layout.sliders[0].steps[0].args[0]["x"][0]) == 0            # round 0: nothing selected yet
     assert len(fig.layout.sliders[0].steps[1].args[0]["x"][1]) == kw["K"]     # round 1: K nodes selected by BANGS
@@ -179,11 +180,3 @@ def test_run_bad_parameters_same_seed_and_checks_can_fail():
     assert not bg._check_mean(bad)[0] and not bg._check_balance(bad)[0]
     assert not bg._check_per_seed(dict(good, acc_bangs=[0.7, 0.9]))[0]
 
-
-def _static_view_ok(fig):
-    "The static view's controls exist and every step/button shows different data; the figure is small."
-    controls = list(fig.layout.sliders or ()) + list(fig.layout.updatemenus or ())
-    args = [json.dumps(s.args, default=str) for c in controls for s in (getattr(c, "steps", None) or getattr(c, "buttons", None) or ())]
-    assert len(args) >= 2 and len(set(args)) == len(args)
-    assert len(fig.to_json()) < 2_000_000
-    return controls

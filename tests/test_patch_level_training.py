@@ -9,6 +9,7 @@ import torch
 
 import iclrbench.papers.patch_level_training as plt
 from iclrbench.lm import LMConfig, TinyLM, token_losses
+from static_view_checks import assert_static_view
 
 
 def _tiny():
@@ -103,7 +104,7 @@ def test_same_seed_same_numbers_and_checks_can_fail():
     # the docs' static view from the JSON round trip (one seed, no contrast: only the K buttons are controls)
     from iclrbench.core import Result
     fig = plt.static_view(Result.from_dict(json.loads(json.dumps(r.to_dict()))))
-    _static_view_ok(fig)
+    assert_static_view(fig)
     assert not fig.layout.sliders and len(fig.layout.updatemenus[0].buttons) == 4
     bad = dict(r.metrics)
     bad["fresh_flops_c"] = bad["fresh_flops_a"]
@@ -114,11 +115,3 @@ def test_same_seed_same_numbers_and_checks_can_fail():
         assert not held and msg, c.id
     assert plt.CLAIMS[0].check(r.metrics)[0]
 
-
-def _static_view_ok(fig):
-    "The static view's controls exist and every step/button shows different data; the figure is small."
-    controls = list(fig.layout.sliders or ()) + list(fig.layout.updatemenus or ())
-    args = [json.dumps(s.args, default=str) for c in controls for s in (getattr(c, "steps", None) or getattr(c, "buttons", None) or ())]
-    assert len(args) >= 2 and len(set(args)) == len(args)
-    assert len(fig.to_json()) < 2_000_000
-    return controls

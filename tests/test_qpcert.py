@@ -8,6 +8,7 @@ import pytest
 
 import iclrbench.papers.qpcert as qp
 from iclrbench.graphs import GraphData, csbm_binary, karate_club, normalized_adjacency
+from static_view_checks import assert_static_view
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +147,7 @@ def test_same_seed_same_numbers_and_checks_can_fail():
     # the docs' static view from the JSON round trip: budget slider; (graph, architecture) buttons; rings from min_flips
     from iclrbench.core import Result
     fig = qp.static_view(Result.from_dict(json.loads(json.dumps(a.to_dict()))))
-    _static_view_ok(fig)
+    assert_static_view(fig)
     assert len(fig.layout.updatemenus[0].buttons) == 4 and len(fig.layout.sliders[0].steps) == 5
     mf = np.asarray(a.artefacts["csbm"]["GCN"]["min_flips"])
     for b_, st in enumerate(fig.layout.sliders[0].steps):
@@ -164,11 +165,3 @@ def test_same_seed_same_numbers_and_checks_can_fail():
     assert qp._check_plateau(dict(m, delta_ratio=flat))[0]
     assert not qp._check_plateau(dict(m, delta_ratio={"GCN": [[1, .9, .8, .7, .6, .5, .2, .1, 0]]}))[0]
 
-
-def _static_view_ok(fig):
-    "The static view's controls exist and every step/button shows different data; the figure is small."
-    controls = list(fig.layout.sliders or ()) + list(fig.layout.updatemenus or ())
-    args = [json.dumps(s.args, default=str) for c in controls for s in (getattr(c, "steps", None) or getattr(c, "buttons", None) or ())]
-    assert len(args) >= 2 and len(set(args)) == len(args)
-    assert len(fig.to_json()) < 2_000_000
-    return controls

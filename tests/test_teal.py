@@ -11,6 +11,7 @@ import iclrbench.papers.teal as teal
 
 transformers = pytest.importorskip("transformers")
 from iclrbench import hf
+from static_view_checks import assert_static_view
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +154,7 @@ def test_claim_checks_can_fail_and_seeded():
     # the docs' static view from the JSON round trip: a p slider over the grid, a projection dropdown
     from iclrbench.core import Result
     fig = teal.static_view(Result.from_dict(json.loads(json.dumps(r.to_dict()))))
-    _static_view_ok(fig)
+    assert_static_view(fig)
     assert len(fig.layout.sliders[0].steps) == len(teal.P_GRID) - 1
     assert len(fig.layout.updatemenus[0].buttons) == len(r.artefacts["hist"])
     bad = json.loads(json.dumps(r.to_dict(False)["metrics"]))
@@ -167,11 +168,3 @@ def test_claim_checks_can_fail_and_seeded():
         held, msg = c.check(bad)
         assert not held and msg, c.id
 
-
-def _static_view_ok(fig):
-    "The static view's controls exist and every step/button shows different data; the figure is small."
-    controls = list(fig.layout.sliders or ()) + list(fig.layout.updatemenus or ())
-    args = [json.dumps(s.args, default=str) for c in controls for s in (getattr(c, "steps", None) or getattr(c, "buttons", None) or ())]
-    assert len(args) >= 2 and len(set(args)) == len(args)
-    assert len(fig.to_json()) < 2_000_000
-    return controls
