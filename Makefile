@@ -32,9 +32,12 @@ reproduce: install
 
 # Two passes: everything that is not timed against a wall-clock budget runs on two pytest-xdist workers;
 # the notebook-budget runs and the browser tests run alone afterwards, so their timings are not shared.
+# The second pass runs even when the first fails, so one run reports every failure; make fails if either did.
 test: install
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m "not serial and not browser" $(PYTEST_ARGS)
-	$(BIN)/python -m pytest -q -m "serial or browser" $(PYTEST_ARGS)
+	@status=0; \
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m "not serial and not browser" $(PYTEST_ARGS) || status=$$?; \
+	$(BIN)/python -m pytest -q -m "serial or browser" $(PYTEST_ARGS) || status=$$?; \
+	exit $$status
 
 # notebooks → package, clean notebooks, README from nbs/index.ipynb
 export: install
