@@ -8,7 +8,7 @@ Docs: https://iclrbench.github.io/iclrbench/core/site.html.md"""
 # %% ../nbs/core/14_site.ipynb #9047a402
 from __future__ import annotations
 
-import contextlib, datetime as _dt, hashlib, html as _html, json, os, re, shutil, subprocess, sys, tempfile, time
+import contextlib, datetime as _dt, hashlib, html as _html, json, math, os, re, shutil, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -218,10 +218,17 @@ def _false(v: str | None) -> bool: return v is not None and v.strip() in ("false
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 
+def _json_safe(obj: Any) -> Any:
+    "`obj` with every NaN / ±Infinity replaced by None: the browser's JSON.parse rejects them (plotly draws null as a gap)."
+    if isinstance(obj, float): return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict): return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)): return [_json_safe(v) for v in obj]
+    return obj
+
 def plotly_div(spec: Mapping[str, Any], div_id: str, css_class: str = "iclrbench-plotly") -> str:
     "A `<div>` plus the figure's JSON; the site's script draws it with the vendored plotly.js."
-    payload = json.dumps({"data": spec.get("data", []), "layout": spec.get("layout", {}), "config": spec.get("config", {}),
-                          "frames": spec.get("frames", [])}, default=str)
+    payload = json.dumps(_json_safe({"data": spec.get("data", []), "layout": spec.get("layout", {}), "config": spec.get("config", {}),
+                                     "frames": spec.get("frames", [])}), default=str, allow_nan=False)
     payload = payload.replace("</", "<\\/")
     height = (spec.get("layout") or {}).get("height") or 450
     return (f'<div class="{css_class}" id="{div_id}" style="width:100%;min-height:{int(height)}px"></div>'

@@ -331,14 +331,23 @@ def test_docs_paper_pages_render_offline(browser, served_site, which):
                 assert n_views >= 1
             # the static view's controls work without a kernel: a button or slider step changes the figure
             sv = f"#static-view-{slug}"
-            sig = f"() => JSON.stringify(document.querySelector('{sv}').data.map(t => [t.y, t.visible]))"
+            # what a control may change: the data of xy traces, visibility, the cells of table traces (restyle / update),
+            # and the title, shapes and annotations (relayout)
+            sig = (f"() => {{ const gd = document.querySelector('{sv}'); return JSON.stringify([gd.data.map(t => [t.x, t.y, t.z,"
+                   f" t.visible, t.cells && t.cells.values, t.header && t.header.values]), gd.layout.title, gd.layout.shapes,"
+                   f" gd.layout.annotations]); }}")
             buttons, sliders = pg.locator(f"{sv} .updatemenu-button"), pg.locator(f"{sv} .slider-container")
             if buttons.count() + sliders.count():
                 before = pg.evaluate(sig)
                 if buttons.count() > 1: buttons.nth(1).click(force=True)
-                else:  # a slider only: drag its handle to the far end
-                    box = pg.locator(f"{sv} .slider-rail-rect").first.bounding_box()
+                else:  # a slider only: click the far end of its rail (the near end when it already sits at the far one)
+                    rail = pg.locator(f"{sv} .slider-rail-rect").first
+                    rail.scroll_into_view_if_needed()  # mouse clicks land at viewport coordinates
+                    box = rail.bounding_box()
                     pg.mouse.click(box["x"] + box["width"] - 2, box["y"] + box["height"] / 2)
+                    pg.wait_for_timeout(1500)
+                    if pg.evaluate(sig) == before:
+                        pg.mouse.click(box["x"] + 2, box["y"] + box["height"] / 2)
                 pg.wait_for_function(f"(b) => ({sig})() !== b", arg=before, timeout=30_000)
             pg.wait_for_timeout(500)
             assert w.console_errors() == [], w.console_errors()

@@ -49,6 +49,17 @@ def test_directives_are_honoured_and_plotly_outputs_become_site_figures():
     assert spec["data"][0]["y"] == [1, 2]
 
 
+def test_figure_json_is_strict_json_even_with_nan():
+    """A figure holding NaN / ±Infinity (a gap in a curve) is written as null: the browser's JSON.parse rejects NaN,
+    which left a whole paper page without figures."""
+    spec = {"data": [{"type": "scatter", "x": [0, 1, 2, 3], "y": [1.0, float("nan"), float("inf"), -float("inf")]}],
+            "layout": {"title": {"text": "gap"}, "yaxis": {"range": [float("nan"), 1.0]}}}
+    html = site.plotly_div(spec, "fig-x")
+    payload = re.search(r'data-plotly-for="fig-x">(.*)</script>', html).group(1)
+    strict = json.loads(payload, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c} in the figure"))
+    assert strict["data"][0]["y"] == [1.0, None, None, None] and strict["layout"]["yaxis"]["range"] == [None, 1.0]
+
+
 def test_anywidget_modules_are_stored_once_and_stale_buffers_dropped():
     esm = "export default {render() {}};" + " " * 30_000
     state = {"a": {"model_name": "AnyModel", "state": {"_esm": esm, "_py2js_addTraces": None, "_widget_data": [{}]},

@@ -443,9 +443,9 @@ def build(seed: int, p: dict, progress: bool = False):
     if k not in _MODELS:
         world = make_world([seed, 1], p["n_per_group"], p["n_cities"], p["truth_share"], copy_prob=p["copy_prob"])
         corpus = make_corpus(world, p["n_docs"], [seed, 2])
-        # Two threads: the backward pass of this 2-layer model (batch 128) runs ~1.4x faster on 2 cores than on one.
-        # The count is fixed, not the machine's core count, so a seed gives the same numbers on every machine.
-        with torch_threads(2):
+        # One thread. Two threads train this 2-layer model ~1.4x faster on an idle 2-core machine, but next to another
+        # busy process (two papers at once in `iclrbench docs --jobs 2`, xdist workers) the run took 5x longer (343 s).
+        with torch_threads(1):
             model = train_facts_lm(world, corpus, p["steps"], p["n_layer"], p["d_model"], p["batch_size"], seed=seed, progress=progress)
         if len(_MODELS) > 4: _MODELS.clear()
         _MODELS[k] = (world, model)
