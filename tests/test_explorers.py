@@ -49,7 +49,7 @@ def _latency(t0: float, c0: float) -> float:
 # Interaction limits on the reference machine (2 cores, idle): a slider or dropdown answers within 2 s, a button
 # (which may start a computation and says so in the status line) within 5 s.
 SLIDER_LIMIT_S, BUTTON_LIMIT_S = 2.0, 5.0
-# CPU seconds `_reference_workload` takes on that reference machine (median of 5, measured 2026-12-03).
+# CPU seconds `_reference_workload` takes on that reference machine (median of 7 runs, 0.32-0.37 s, measured 2026-12-03).
 REFERENCE_WORKLOAD_S = 0.35
 
 
