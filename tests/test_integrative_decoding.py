@@ -53,6 +53,24 @@ class _Lookup(torch.nn.Module):
         return out
 
 
+def test_document_losses_trimmed_groups_equal_the_padded_batch(world):
+    """The length-grouped training loss gives every document the same loss (and gradient) as the padded batch."""
+    from iclrbench.lm import LMConfig, TinyLM
+    X = idm.make_corpus(world, 96, 3)
+    x, y = X[:, :-1], X[:, 1:]
+    assert len(torch.unique((y != 0).sum(1))) >= 2                      # both document lengths are present
+    torch.manual_seed(0)
+    model = TinyLM(LMConfig(vocab_size=world.vocab_size, arch="gpt", n_layer=2, n_head=4, d_model=32, max_len=32))
+    l = torch.nn.functional.cross_entropy(model(x).transpose(1, 2), y, reduction="none", ignore_index=0)
+    mask = (y != 0).float()
+    padded = (l * mask).sum(1) / mask.sum(1)
+    grouped = idm.document_losses(model, x, y)
+    assert torch.allclose(grouped, padded, atol=1e-5)
+    g1 = torch.autograd.grad(padded.mean(), list(model.parameters()))
+    g2 = torch.autograd.grad(idm.document_losses(model, x, y).mean(), list(model.parameters()))
+    assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(g1, g2))
+
+
 def test_id_sums_log_probs_and_appends_to_every_row(world):
     m = _Lookup(world, second=False)
     d = lambda c: world.answer_tokens(0, c, "A")            # position 7 of the row is the draft's city

@@ -22,10 +22,11 @@ from ..core import progress as progress_bar
 
 # %% auto #0
 __all__ = ['PAPER', 'SPECIALS', 'PHRASINGS', 'GROUPS', 'K_VALUES', 'PARAMS', 'SCALES', 'CLAIMS', 'TRUTHFULQA_TEMPLATE',
-           'STATIC_GROUPS', 'FactsWorld', 'make_world', 'make_corpus', 'parse_city', 'train_facts_lm', 'sample_answers',
-           'greedy_answers', 'integrative_decode', 'majority_vote', 'copy_rate', 'evaluate_decoders', 'group_accuracy',
-           'ideal_id_accuracy', 'ideal_accuracies', 'build', 'run', 'build_id_inputs', 'integrative_decode_ids',
-           'integrative_generate', 'accuracy_figure', 'entity_trace', 'entity_figures', 'explore', 'static_view']
+           'STATIC_GROUPS', 'FactsWorld', 'make_world', 'make_corpus', 'parse_city', 'document_losses',
+           'train_facts_lm', 'sample_answers', 'greedy_answers', 'integrative_decode', 'majority_vote', 'copy_rate',
+           'evaluate_decoders', 'group_accuracy', 'ideal_id_accuracy', 'ideal_accuracies', 'build', 'run',
+           'build_id_inputs', 'integrative_decode_ids', 'integrative_generate', 'accuracy_figure', 'entity_trace',
+           'entity_figures', 'explore', 'static_view']
 
 # %% ../../nbs/papers/integrative_decoding.ipynb #2b8620fe
 PAPER = Paper(
@@ -141,9 +142,6 @@ def parse_city(world: FactsWorld, e: int, tokens: Sequence[int]) -> int | None:
     """The city stated by an answer 'e PHR c .' (exact template match), else None."""
     toks = list(tokens)
     if "." in [world.itos[t] for t in toks]: toks = toks[:[world.itos[t] for t in toks].index(".") + 1]
-    for ph in "ABC":
-        for c in range(world.n_cities):
-            pass
     words = [world.itos[t] for t in toks]
     if len(words) != 5 or words[0] != f"e{e}" or words[-1] != ".": return None
     mid = words[1:4]
@@ -154,11 +152,31 @@ def parse_city(world: FactsWorld, e: int, tokens: Sequence[int]) -> int | None:
     return None
 
 # %% ../../nbs/papers/integrative_decoding.ipynb #44a7e414
+def document_losses(model, x, y):
+    """Per-document mean next-token loss ℓᵢ = Σₜ mᵢₜ CE(model(x)ᵢₜ, yᵢₜ) / Σₜ mᵢₜ, m = [y ≠ <pad>].
+
+    Documents are right-padded and come in few lengths (an answer, or an answer and a re-answer). The model is causal,
+    so trailing padding never changes the logits of earlier positions: each length group runs trimmed to its own
+    length. Same losses as the padded batch (to float rounding), ~20 % less compute on the facts corpus."""
+    import torch
+    import torch.nn.functional as F
+    n = (y != 0).sum(1)
+    parts = []
+    for L in torch.unique(n).tolist():
+        rows = (n == L).nonzero().squeeze(1)
+        xs, ys = x[rows, :L], y[rows, :L]
+        logits = model(xs)
+        # class dimension last and contiguous: log-softmax over a transposed (B, V, L) view is several times slower
+        l = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ys.reshape(-1), reduction="none", ignore_index=0).view(ys.shape)
+        mask = (ys != 0).float()
+        parts.append((rows, (l * mask).sum(1) / mask.sum(1).clamp_min(1)))
+    return torch.cat([v for _, v in parts])[torch.argsort(torch.cat([r for r, _ in parts]))]
+
+
 def train_facts_lm(world: FactsWorld, corpus, steps: int, n_layer: int = 2, d_model: int = 64, batch_size: int = 128,
                    lr: float = 3e-3, seed: int = 0, progress: bool = False):
     "Train a TinyLM on the corpus rows (padding ignored in the loss); returns the model in eval mode."
     import torch
-    import torch.nn.functional as F
     from iclrbench.lm import LMConfig, TinyLM, train_lm
     torch.manual_seed(seed)
     model = TinyLM(LMConfig(vocab_size=world.vocab_size, arch="gpt", n_layer=n_layer, n_head=4, d_model=d_model,
@@ -169,12 +187,7 @@ def train_facts_lm(world: FactsWorld, corpus, steps: int, n_layer: int = 2, d_mo
         x = corpus[torch.randint(0, corpus.shape[0], (batch_size,), generator=g)]
         return x[:, :-1], x[:, 1:]
 
-    def loss_fn(m, x, y):
-        l = F.cross_entropy(m(x).transpose(1, 2), y, reduction="none", ignore_index=0)
-        mask = (y != 0).float()
-        return (l * mask).sum(1) / mask.sum(1)
-
-    train_lm(model, batch, steps, lr=lr, loss_fn=loss_fn, progress_bar=progress, desc="facts LM")
+    train_lm(model, batch, steps, lr=lr, loss_fn=document_losses, progress_bar=progress, desc="facts LM")
     return model
 
 # %% ../../nbs/papers/integrative_decoding.ipynb #e2767d8f
