@@ -108,3 +108,106 @@ def test_static_view_steps_through_regularisers_and_checkpoints_after_a_json_rou
     vis = [b.args[0]["visible"] for b in menu.buttons]
     assert all(v[0] and sum(v) == sum(vis[0]) for v in vis) and len({tuple(v) for v in vis}) == 3
     assert "static view" in fig.layout.title.text and len(fig.to_json()) < 2_000_000
+
+
+# --- the β-VAE sprites DCI demo (§4b, full scale only) ---------------------------------------------------------------
+
+def test_sprite_factors_are_independent_and_determine_the_image():
+    rng = np.random.default_rng(0)
+    f = gmg.sample_sprite_factors(5000, rng)
+    assert f.shape == (5000, 3) and f.min() >= 0 and f.max() <= 1
+    corr = np.corrcoef(f.T)
+    assert np.abs(corr - np.eye(3)).max() < 0.05                      # independent draws: no correlation between factors
+    img = gmg.render_sprites(f[:500])
+    assert img.shape == (500, 16, 16) and img.min() >= 0 and img.max() <= 1
+    np.testing.assert_array_equal(img, gmg.render_sprites(f[:500]))  # a deterministic function of the factors
+    # the centre of mass follows the x / y factors, the ink (area) the scale factor
+    cols, rows = np.arange(16) + 0.5, np.arange(16) + 0.5
+    mass = img.sum((1, 2))
+    cx, cy = (img.sum(1) * cols).sum(1) / mass, (img.sum(2) * rows).sum(1) / mass
+    assert np.abs(cx - (3.5 + 9 * f[:500, 0])).max() < 0.3 and np.abs(cy - (3.5 + 9 * f[:500, 1])).max() < 0.3
+    np.testing.assert_allclose(mass, (3 + 4 * f[:500, 2]) ** 2)
+    # same seed, same sprites
+    np.testing.assert_array_equal(gmg.sample_sprite_factors(10, np.random.default_rng(3)), gmg.sample_sprite_factors(10, np.random.default_rng(3)))
+
+
+def test_dci_disentanglement_is_high_for_aligned_latents_and_low_for_mixed_ones():
+    rng = np.random.default_rng(1)
+    f = gmg.sample_sprite_factors(600, rng)
+    aligned = f + 0.02 * rng.normal(size=f.shape)
+    mixed = (f - 0.5) @ (np.eye(3) - 2 / 3 * np.ones((3, 3)))        # an orthogonal map that mixes every factor into every latent
+    kw = dict(n_estimators=40)
+    good = gmg.dci_scores(aligned[:400], f[:400], aligned[400:], f[400:], **kw)
+    bad = gmg.dci_scores(mixed[:400], f[:400], mixed[400:], f[400:], **kw)
+    assert good["disentanglement"] > 0.9 and good["completeness"] > 0.9
+    assert bad["disentanglement"] < 0.5 and bad["completeness"] < 0.5
+    assert good["informativeness_r2"] > 0.9 and bad["informativeness_r2"] > 0.9   # both are informative, only one disentangled
+    # a useless latent: constant (zero importance) or pure noise (little importance) barely changes D
+    const = np.c_[aligned, np.zeros(600)]
+    noise = np.c_[aligned, rng.normal(size=600)]
+    for z in (const, noise):
+        d = gmg.dci_scores(z[:400], f[:400], z[400:], f[400:], **kw)
+        assert np.isfinite(d["disentanglement"]) and d["disentanglement"] > 0.85 and np.array(d["importance"]).shape == (4, 3)
+    # the formula on importance matrices: a permutation matrix gives D = C = 1, a uniform one D = C = 0
+    assert gmg.dci_from_importance(np.eye(3)[[2, 0, 1]])["disentanglement"] == pytest.approx(1.0)
+    assert gmg.dci_from_importance(np.ones((3, 3)))["disentanglement"] == pytest.approx(0.0, abs=1e-12)
+    assert gmg.dci_from_importance(np.zeros((4, 3)))["disentanglement"] == 0.0
+    # one latent carrying two factors equally: D_j = 1 − log_3 2
+    d = gmg.dci_from_importance([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
+    assert d["D_per_latent"][0] == pytest.approx(1 - np.log(2) / np.log(3))
+
+
+TINY_DEMO = dict(steps=6, batch=16, n_dci_train=60, n_dci_test=30, n_estimators=5, gw_outer=2, gw_inner=5)
+
+
+@pytest.fixture(scope="module")
+def tiny_demo():
+    return gmg.dci_demo([0, 1], gmg.DCIDemoConfig(**TINY_DEMO), progress=False)
+
+
+def test_tiny_dci_demo_returns_finite_values_and_is_deterministic(tiny_demo):
+    cfg = gmg.DCIDemoConfig(**TINY_DEMO)
+    d = tiny_demo
+    assert d["seeds"] == [0, 1] and d["factors"] == list(gmg.SPRITE_FACTORS) and d["config"]["lam"] == cfg.lam
+    for r in gmg.REGULARISERS:
+        for k in ("D", "C", "I", "rec", "mse", "neg_elbo", "kl", "dst", "gmg", "active", "seconds"):
+            assert len(d[r][k]) == 2 and all(np.isfinite(v) for v in d[r][k]), (r, k)
+        assert all(0 <= v <= 1 + 1e-9 for v in d[r]["D"] + d[r]["C"])
+        assert np.array(d[r]["importance"]).shape == (2, 4, 3)
+    d2 = gmg.dci_demo([0, 1], cfg, progress=False)
+    for r in gmg.REGULARISERS:
+        for k in ("D", "C", "I", "rec", "dst", "gmg"): assert d[r][k] == d2[r][k], (r, k)
+    # the regulariser acts on the decoder: with the same seed and data, DST / GMG change the trained model
+    assert d["DST"]["rec"] != d["none"]["rec"] and d["GMG"]["rec"] != d["none"]["rec"]
+
+
+def test_dci_demo_bad_parameters_raise_naming_the_parameter():
+    with pytest.raises(ValueError, match="'dci_steps'"): gmg.run("smoke", dci_steps=0)
+    with pytest.raises(ValueError, match="'dci_lam'"): gmg.run("smoke", dci_lam=-1.0)
+    with pytest.raises(ValueError, match="'dci_demo'"): gmg.run("smoke", dci_demo="maybe")
+    with pytest.raises(ValueError, match="'steps'"): gmg.dci_demo([0], gmg.DCIDemoConfig(steps=0))
+    with pytest.raises(ValueError, match="'lam'"): gmg.dci_demo([0], gmg.DCIDemoConfig(lam=-2.0))
+    with pytest.raises(ValueError, match="'cost'"): gmg.dci_demo([0], gmg.DCIDemoConfig(cost="l1"))
+    with pytest.raises(ValueError, match="'seeds'"): gmg.dci_demo([], gmg.DCIDemoConfig())
+    with pytest.raises(ValueError, match="'regulariser'"): gmg.train_sprite_vae("HFS", 0, gmg.DCIDemoConfig(steps=1))
+    with pytest.raises(ValueError, match="'factors'"): gmg.render_sprites(np.full((2, 3), 1.5))
+    with pytest.raises(ValueError, match="'z_train'"): gmg.dci_scores(np.zeros(5), np.zeros((5, 3)), np.zeros((5, 1)), np.zeros((5, 3)))
+
+
+def test_smoke_scale_does_not_run_the_dci_demo_and_full_does():
+    from iclrbench.core import resolve_params
+    assert resolve_params(gmg.PARAMS, gmg.SCALES, "smoke", {})["dci_demo"] is False
+    assert resolve_params(gmg.PARAMS, gmg.SCALES, "full", {})["dci_demo"] is True
+
+
+def test_fig_dci_shows_bars_and_per_seed_points(tiny_demo):
+    import json
+    from iclrbench.core import Result
+    r = Result(slug=gmg.PAPER.slug, scale="full", seed=0, params={}, metrics={"dci": tiny_demo})
+    r = Result.from_dict(json.loads(json.dumps(r.to_dict())))       # also after a JSON round trip
+    fig = gmg.fig_dci(r)
+    bars = [t for t in fig.data if t.type == "bar"]
+    points = [t for t in fig.data if t.type == "scatter"]
+    assert len(bars) == len(points) == 4 * len(gmg.REGULARISERS)
+    assert bars[0].y[0] == pytest.approx(np.mean(tiny_demo["none"]["D"])) and list(points[0].y) == pytest.approx(tiny_demo["none"]["D"])
+    with pytest.raises(ValueError, match="'result'"): gmg.fig_dci(Result(slug=gmg.PAPER.slug, scale="smoke", seed=0, params={}, metrics={}))
