@@ -1,5 +1,5 @@
 """HRDIS (Dou et al., ICLR 2025): exact GMM denoiser vs Monte Carlo, the DR/CR/HR noise rules, Adam, operators,
-the real-model path on a tiny random diffusers UNet, claims."""
+the real-model path on a tiny random diffusers UNet, the tiny plain-torch ε-UNet (training, solvers), claims."""
 from __future__ import annotations
 
 import json
@@ -199,7 +199,8 @@ def test_same_seed_same_numbers_and_checks_can_fail():
     json.dumps(a.to_dict())
     m = dict(a.metrics)
     m.update(psnr_box_hr_mean=m["psnr_box_dr_mean"] + 0.1, psnr_box_hr_seed_std=m["psnr_box_dr_seed_std"] + 0.1,
-             psnr_random_hr_mean=m["psnr_random_dr_mean"] - 0.1, seconds_per_solve_dps=0.0, seconds_per_solve_hr=1.0, psnr_box_dps_mean=0.0, dps_zeta=1.0)
+             psnr_random_hr_mean=m["psnr_random_dr_mean"] - 0.1, seconds_per_solve_dps=0.0, seconds_per_solve_hr=1.0, psnr_box_dps_mean=0.0, dps_zeta=1.0,
+             psnr_unet_box_dr_mean=15.0, psnr_unet_box_hr_mean=15.4, psnr_unet_box_cr_mean=15.2)
     for c in hr.CLAIMS:
         if c.check is not None:
             held, measured = c.check(m)
@@ -213,3 +214,106 @@ def test_same_seed_same_numbers_and_checks_can_fail():
     frames = [json.dumps([t.to_plotly_json() for t in f.data]) for f in fig.frames]
     assert len(set(frames)) == len(frames), "every β shows different reconstructions"
     assert len(fig.frames[0].data[1].y) == 20 and len(fig.to_json()) < 2_000_000
+
+
+# ---- the learned prior: a tiny plain-torch ε-UNet on 16×16 digits (full scale) ----
+
+def test_tiny_unet_shapes_and_seeded_init():
+    from iclrbench.core import torch_threads
+    with torch_threads(1):
+        _tiny_unet_shapes()
+
+
+def _tiny_unet_shapes():
+    net = hr.tiny_unet(0)
+    x, t = torch.randn(5, 1, 16, 16), torch.tensor([0, 10, 500, 990, 999])
+    out = net(x, t)
+    assert out.shape == (5, 1, 16, 16) and torch.isfinite(out).all()
+    assert torch.equal(out, hr.tiny_unet(0)(x, t))                      # same seed, same weights
+    assert not torch.equal(out, hr.tiny_unet(1)(x, t))
+    assert torch.equal(net(x, 500), net(x, torch.full((5,), 500)))       # a scalar t is broadcast
+    assert not torch.allclose(net(x, 10), net(x, 900))                   # the timestep enters
+    state = torch.random.get_rng_state()
+    hr.tiny_unet(3)
+    assert torch.equal(state, torch.random.get_rng_state())              # global RNG untouched
+    emb = hr.timestep_embedding(torch.tensor([0, 7]), 8)
+    assert torch.allclose(emb[0], torch.tensor([0.0] * 4 + [1.0] * 4)) and torch.allclose(emb[1, 0], torch.sin(torch.tensor(7.0)))
+
+
+def test_short_ddpm_training_reduces_eps_mse_and_is_seeded():
+    prior, _, _ = hr.split_digits(0, 300)
+    data = hr.digits_16(prior)
+    assert data.shape == (300, 1, 16, 16) and data.min() >= -1 and data.max() <= 1
+    g = torch.Generator().manual_seed(5)
+    x0 = torch.tensor(data[:64])
+    t, noise = torch.randint(0, 1000, (64,), generator=g), torch.randn(x0.shape, generator=g)
+    net = hr.tiny_unet(0)
+    before = hr.eps_mse(net, x0, t, noise)
+    with torch.no_grad():   # eps_mse is the objective written out
+        a = torch.tensor(hr.linear_alphas_cumprod(), dtype=torch.float32)[t].reshape(-1, 1, 1, 1)
+        assert before == pytest.approx(float(((net(a.sqrt() * x0 + (1 - a).sqrt() * noise, t) - noise) ** 2).mean()), rel=1e-5)
+    from iclrbench.core import torch_threads
+    with torch_threads(1):
+        losses = hr.train_eps_model(net, data, steps=30, batch_size=16, seed=1, progress=False)
+        runs = [hr.train_eps_model(hr.tiny_unet(0), data, steps=4, batch_size=8, seed=1, progress=False) for _ in range(2)]
+    after = hr.eps_mse(net, x0, t, noise)
+    assert len(losses) == 30 and np.isfinite(losses).all()
+    assert after < 0.8 * before, (before, after)
+    assert np.array_equal(*runs)                                         # seeded end to end
+    assert all(not p.requires_grad for p in net.parameters()) and not net.training
+    with pytest.raises(ValueError, match="'steps'"):
+        hr.train_eps_model(net, data, steps=0)
+
+
+def _unet_problem(n=3):
+    _, pool, _ = hr.split_digits(0)
+    X = torch.tensor(hr.digits_16(pool[:n]))
+    op = hr.Inpainting(hr.box_mask(16, 8))
+    return X, op, hr.measure(op, X, 0.05, np.random.default_rng(0))
+
+
+def test_solvers_run_on_the_tiny_unet_and_beta_one_is_dr():
+    from iclrbench.core import torch_threads
+    with torch_threads(1):       # small convolutions: one thread is many times faster on 2-core machines
+        _solvers_on_tiny_unet()
+
+
+def _solvers_on_tiny_unet():
+    X, op, y = _unet_problem()
+    net = hr.tiny_unet(0)
+    net.requires_grad_(False)
+    eps = hr.unet_eps_model(net)
+    for m in ("dr", "cr", "hr"):
+        sol = hr.solve_inverse(eps, op, y, m, steps=5, seed=3, x_true=X)
+        assert sol.x.shape == X.shape and torch.isfinite(sol.x).all() and np.isfinite(sol.psnr_curve).all()
+        assert len(sol.reg_norm) == 5 and sol.x.grad_fn is None
+    a = hr.solve_inverse(eps, op, y, "hr", beta=1.0, steps=5, seed=3)
+    b = hr.solve_inverse(eps, op, y, "dr", steps=5, seed=3, skip_first=True)
+    assert torch.equal(a.x, b.x)
+    assert not torch.equal(a.x, hr.solve_inverse(eps, op, y, "hr", beta=0.2, steps=5, seed=3).x)
+
+
+def test_run_unet_params_are_validated_and_a_tiny_unet_run_reports_the_claim():
+    for kw, name in ((dict(unet_prior="yes"), "unet_prior"), (dict(unet_train_steps=0), "unet_train_steps"),
+                     (dict(unet_train_steps=2.5), "unet_train_steps"), (dict(unet_images=1000), "unet_images")):
+        with pytest.raises(ValueError, match=f"'{name}'"):
+            hr.run("smoke", **kw)
+    assert hr.SCALES["smoke"]["unet_prior"] is False and hr.SCALES["full"]["unet_prior"] is True
+    r = hr.run("full", n_images=4, n_seeds=2, steps=10, tasks="inpainting", width_sweep=False, beta_sweep=False, dps=False,
+               unet_train_steps=10, unet_images=3, progress=False)
+    m = r.metrics
+    for prior in ("unet", "gmm16"):
+        for meth in ("dr", "cr", "hr"):
+            assert len(m[f"psnr_{prior}_box_{meth}"]) == 2 and np.isfinite(m[f"psnr_{prior}_box_{meth}_mean"])
+    assert m["hr_minus_dr_unet_box"] == pytest.approx(m["psnr_unet_box_hr_mean"] - m["psnr_unet_box_dr_mean"])
+    outcome = {c.id: c for c in r.claims}["hr-beats-dr-unet"]
+    assert outcome.status in ("held", "not held") and "UNet" in outcome.measured
+    assert np.asarray(r.artefacts["images_unet_box"]["hr"]).shape == (3, 16, 16)
+    for f in (hr.fig_unet_images, hr.fig_unet_bars, hr.fig_unet_loss):
+        f(r)
+    # the same settings again: the trained UNet comes from the in-process cache
+    assert hr.trained_digit_unet(0, 10, 1500, progress=False)["model"] is hr.trained_digit_unet(0, 10, 1500, progress=False)["model"]
+    # at smoke scale the UNet claim is not checked
+    s = hr.run("smoke", n_images=2, n_seeds=1, steps=10, width_sweep=False, progress=False)
+    assert {c.id: c.status for c in s.claims}["hr-beats-dr-unet"] == "not checked at this scale"
+    assert "images_unet_box" not in s.artefacts
