@@ -172,3 +172,130 @@ def test_same_seed_same_numbers():
     args = [json.dumps(s.args) for s in steps]
     assert len(set(args)) == len(args) and len(fig.to_json()) < 2_000_000
     assert all(len(s.args[0]["z"]) == len(fig.data) for s in steps)
+
+
+# ---------------------------------------------------------------- FWnucl (nuclear group-norm Frank–Wolfe baseline)
+
+def test_nuclear_group_lmo_is_on_the_boundary_and_minimises_the_linear_term():
+    torch.manual_seed(0)
+    eps, k = 2.5, 4
+    g = torch.randn(5, 2, 8, 12, dtype=torch.float64).float()
+    s = gs.nuclear_group_lmo(g, eps, k)
+    assert torch.allclose(gs.nuclear_group_norm(s, k), torch.full((5,), eps), atol=1e-4)      # Σ_g ‖s_g‖_* = ε
+    assert ((s != 0).flatten(1).sum(1) <= k * k).all()                                        # one block, one channel
+    val = (g * s).flatten(1).sum(1)
+    # brute force over groups: the best point of the ball supported on group g is −ε·u1v1ᵀ of g, value −ε·σ1(g_g)
+    best = torch.full((5,), math.inf)
+    for c in range(2):
+        for r in range(0, 8, k):
+            for q in range(0, 12, k):
+                blk = g[:, c, r:r + k, q:q + k]
+                U, S, Vh = torch.linalg.svd(blk)
+                cand = torch.zeros_like(g)
+                cand[:, c, r:r + k, q:q + k] = -eps * U[:, :, :1] @ Vh[:, :1, :]
+                assert torch.allclose(gs.nuclear_group_norm(cand, k), torch.full((5,), eps), atol=1e-4)
+                best = torch.minimum(best, (g * cand).flatten(1).sum(1))
+    assert torch.allclose(val, best, atol=1e-4)
+    # random feasible points (scaled onto the ball, dense or sparse) never do better
+    for _ in range(200):
+        r_ = torch.randn_like(g) * (torch.rand_like(g) < torch.rand(1)).float()
+        r_ = eps * r_ / gs.nuclear_group_norm(r_, k).clamp_min(1e-12).view(-1, 1, 1, 1)
+        assert (gs.nuclear_group_norm(r_, k) <= eps + 1e-4).all()
+        assert ((g * r_).flatten(1).sum(1) >= val - 1e-4).all()
+
+
+def test_nuclear_group_norm_of_a_patch_is_its_nuclear_norm():
+    d = torch.zeros(1, 1, 8, 8)
+    m = torch.tensor([[1.0, 2, 0, 0], [0, 1, 0, 0], [0, 0, 3, 0], [0, 0, 0, -1]])
+    d[0, 0, 4:, :4] = m
+    assert abs(float(gs.nuclear_group_norm(d, 4)[0]) - float(torch.linalg.matrix_norm(m, ord="nuc"))) < 1e-5
+    d[0, 0, :4, 4:] = torch.eye(4)                      # a second patch adds its own nuclear norm (4)
+    assert abs(float(gs.nuclear_group_norm(d, 4)[0]) - float(torch.linalg.matrix_norm(m, ord="nuc")) - 4) < 1e-5
+
+
+class _Linear(torch.nn.Module):
+    "A fixed linear classifier on 1×8×8 images (logits = W·vec(x) + b)."
+    def __init__(self, seed=0):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.W = torch.nn.Parameter(torch.randn(10, 64, generator=g), requires_grad=False)
+        self.b = torch.nn.Parameter(torch.zeros(10), requires_grad=False)
+    def forward(self, x): return x.flatten(1) @ self.W.T + self.b
+
+
+@pytest.mark.parametrize("step", ["line_search", "open_loop"])
+def test_fw_iterates_stay_in_the_ball_and_the_box_and_decrease_the_cw_loss(step):
+    torch.manual_seed(1)
+    model = _Linear()
+    x = torch.rand(6, 1, 8, 8)
+    with torch.no_grad():
+        t = model(x).argsort(1)[:, 0]                  # the least likely class: hard targets
+        f0 = gs.cw_loss(model(x), t)
+    eps = 1.5
+    out = gs.fw_nuclear_attack(model, x, t, eps=eps, iters=25, patch=4, step=step, record=True)
+    assert out.lam_trace and out.x_adv.shape == x.shape
+    for ids, delta, xa in out.lam_trace:
+        assert (gs.nuclear_group_norm(delta, 4) <= eps + 1e-4).all()          # Frank–Wolfe iterate: in the ball
+        assert ((xa >= 0) & (xa <= 1)).all()                                  # attacked image: in the box
+        assert torch.equal(xa, torch.clamp(x[ids] + delta, 0, 1))
+    assert ((out.x_adv >= 0) & (out.x_adv <= 1)).all()
+    # the CW loss at the last iterate of every image is below the clean loss (strictly, for at least one)
+    last = {}
+    for ids, delta, xa in out.lam_trace:
+        for j, i in enumerate(ids.tolist()): last[i] = xa[j]
+    xl = torch.stack([last[i] for i in range(len(x))])
+    with torch.no_grad():
+        f1 = gs.cw_loss(model(xl), t)
+    assert (f1 <= f0 + 1e-5).all() and (f1 < f0 - 1e-3).any()
+    # successes reach the target; failures come back unchanged
+    s = torch.tensor(out.success)
+    with torch.no_grad():
+        assert (model(out.x_adv[s]).argmax(1) == t[s]).all()
+    assert torch.equal(out.x_adv[~s], x[~s])
+
+
+def test_fw_line_search_decreases_the_loss_monotonically():
+    """With the golden-section step the loss is non-increasing along the iterates (γ = 0 is always a candidate
+    up to the search's resolution) on a fixed linear classifier; a large ball reaches every target."""
+    model = _Linear(seed=3)
+    x = torch.full((4, 1, 8, 8), 0.5)
+    with torch.no_grad():
+        t = model(x).argsort(1)[:, 1]
+    out = gs.fw_nuclear_attack(model, x, t, eps=8.0, iters=60, patch=4, record=True)
+    prev = {}
+    for ids, delta, xa in out.lam_trace:
+        with torch.no_grad():
+            f = gs.cw_loss(model(xa), t[ids])
+        for j, i in enumerate(ids.tolist()):
+            if i in prev: assert f[j] <= prev[i] + 1e-3
+            prev[i] = float(f[j])
+    assert out.success.all()
+
+
+def test_fw_bad_parameters_raise_value_error():
+    model = _Linear()
+    x, t = torch.rand(1, 1, 8, 8), torch.tensor([3])
+    for kw, name in ((dict(eps=0.0), "eps"), (dict(eps=-1.0), "eps"), (dict(iters=0), "iters"), (dict(patch=3), "patch"),
+                     (dict(patch=0), "patch"), (dict(step="exact"), "step"), (dict(line_search_steps=0), "line_search_steps"),
+                     (dict(img_range=(1.0, 0.0)), "img_range")):
+        with pytest.raises(ValueError, match=f"'{name}'"):
+            gs.fw_nuclear_attack(model, x, t, **kw)
+    with pytest.raises(ValueError, match="'eps'"):
+        gs.nuclear_group_lmo(torch.randn(1, 1, 8, 8), 0.0)
+    with pytest.raises(ValueError, match="'patch'"):
+        gs.nuclear_group_norm(torch.randn(1, 1, 8, 8), 5)
+
+
+def test_metrics_table_and_figure_list_every_method_present():
+    from iclrbench.core import Result
+    m = {}
+    for meth in ("gse", "ablation", "fwnucl"):
+        for k in ("asr", "clusters", "d20", "d20_large", "l0", "l2"):
+            m[f"{k}_{meth}_mean"] = 1.0
+    m["clusters_fwnucl_mean"] = None                   # e.g. no success: null after the JSON round trip
+    r = Result("group_sparse_attack", "full", 0, {}, m, timings={"seconds_per_image_gse": 0.5})
+    tab = gs.metrics_table(r)
+    assert list(tab.index) == ["GSE", "prox-½ only (no grouping)", "FWnucl"] and "ℓ2" in tab.columns and "s / image" in tab.columns
+    assert np.isnan(tab.loc["FWnucl", "clusters"]) and tab.loc["GSE", "s / image"] == 0.5
+    fig = gs.fig_metrics(r)
+    assert [t.name for t in fig.data] == list(tab.index)

@@ -21,8 +21,8 @@ from ..core import progress as progress_bar
 __all__ = ['PAPER', 'PARAMS', 'SCALES', 'METHOD_LABELS', 'CLAIMS', 'half_threshold_prox', 'soft_threshold_prox',
            'hard_threshold_prox', 'cw_loss', 'gaussian_kernel', 'adjust_lambda', 'section_search', 'AttackOutput',
            'count_clusters', 'cluster_labels', 'd20', 'l0', 'l2', 'normalize', 'gse_attack', 'pgd0_attack',
-           'train_digit_cnn', 'attack_metrics', 'run', 'fig_perturbations', 'fig_metrics', 'fig_prox', 'explore',
-           'static_view']
+           'nuclear_group_norm', 'nuclear_group_lmo', 'fw_nuclear_attack', 'train_digit_cnn', 'attack_metrics', 'run',
+           'fig_perturbations', 'metrics_table', 'fig_metrics', 'fig_prox', 'explore', 'static_view']
 
 # %% ../../nbs/papers/group_sparse_attack.ipynb #3dbaba5a
 def half_threshold_prox(z, tau):
@@ -119,7 +119,7 @@ class AttackOutput:
     x_adv: Any                    # (B, C, H, W) tensor; the clean image where the attack failed
     success: np.ndarray           # (B,) bool
     seconds: float = 0.0
-    lam_trace: list = field(default_factory=list)      # optional: (λ map, support) per phase-1 iteration, image 0
+    lam_trace: list = field(default_factory=list)      # optional: (λ map, support) per GSE phase-1 iteration, image 0; FWnucl: iterates
 
 
 def count_clusters(delta) -> np.ndarray:
@@ -282,6 +282,138 @@ def pgd0_attack(model, x, y, k: int, targeted: bool = True, img_range=(0.0, 1.0)
             if found.all(): break
     return AttackOutput(result, found, time.perf_counter() - t0)
 
+# %% ../../nbs/papers/group_sparse_attack.ipynb #7c3d18e0
+def _patch_blocks(t, patch: int):
+    "(B, C, H, W) → (B, C, H/k, W/k, k, k): the non-overlapping k×k patches of every channel, as matrices (patch rows × columns)."
+    B, C, H, W = t.shape
+    k = int(patch)
+    return t.reshape(B, C, H // k, k, W // k, k).permute(0, 1, 2, 4, 3, 5)
+
+
+def _from_patch_blocks(blocks):
+    "Inverse of `_patch_blocks`: (B, C, H/k, W/k, k, k) → (B, C, H, W)."
+    B, C, nh, nw, k, _ = blocks.shape
+    return blocks.permute(0, 1, 2, 4, 3, 5).reshape(B, C, nh * k, nw * k)
+
+
+def _check_patch(shape, patch) -> None:
+    if isinstance(patch, bool) or not isinstance(patch, (int, np.integer)) or patch < 1 or shape[-2] % patch or shape[-1] % patch:
+        raise ValueError(f"parameter 'patch' must be a positive int dividing the image size {tuple(shape[-2:])}; got {patch!r}")
+
+
+def nuclear_group_norm(delta, patch: int = 4):
+    """Nuclear group norm $\\sum_g\\|\\delta_g\\|_*$ per image, shape (B,).
+
+    Groups: the non-overlapping `patch`×`patch` blocks of every channel, each a k×k matrix; $\\|\\cdot\\|_*$ = sum of
+    its singular values. (For 1-channel images each patch is one k×k matrix.)"""
+    import torch
+    _check_patch(delta.shape, patch)
+    return torch.linalg.svdvals(_patch_blocks(delta.detach().float(), patch)).sum(-1).flatten(1).sum(1)
+
+
+def nuclear_group_lmo(grad, eps: float, patch: int = 4):
+    """Linear minimisation oracle of the nuclear group-norm ball: $\\arg\\min_{\\sum_g\\|s_g\\|_*\\le\\varepsilon}\\langle\\nabla, s\\rangle$.
+
+    The dual norm is $\\max_g\\sigma_1(\\nabla_g)$, so the minimiser is one atom: on the block
+    $g^*=\\arg\\max_g\\sigma_1(\\nabla_g)$ (largest spectral norm), $s_{g^*}=-\\varepsilon u_1v_1^\\top$ (top singular pair of
+    $\\nabla_{g^*}$), zero elsewhere; then $\\sum_g\\|s_g\\|_*=\\varepsilon$ and $\\langle\\nabla,s\\rangle=-\\varepsilon\\sigma_1(\\nabla_{g^*})$.
+    `grad` (B, C, H, W); one block per image (batched `torch.linalg` SVDs); returns s with grad's shape."""
+    import torch
+    _check_patch(grad.shape, patch)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0 or not math.isfinite(eps):
+        raise ValueError(f"parameter 'eps' must be a positive float; got {eps!r}")
+    blocks = _patch_blocks(grad.detach().float(), patch)
+    B = blocks.shape[0]
+    flat = blocks.reshape(B, -1, *blocks.shape[-2:])                  # (B, G, k, k), G = C·(H/k)·(W/k)
+    g = torch.linalg.matrix_norm(flat, ord=2).argmax(1)               # block with the largest σ1
+    rows = torch.arange(B)
+    U, _, Vh = torch.linalg.svd(flat[rows, g])
+    out = torch.zeros_like(flat)
+    out[rows, g] = -float(eps) * U[:, :, :1] @ Vh[:, :1, :]
+    return _from_patch_blocks(out.reshape(blocks.shape))
+
+
+def _golden_section(loss, n: int, steps: int = 20):
+    """Per-row minimiser over γ ∈ [0, 1] of `loss(γ)` (γ of shape (n, 1, 1, 1) → losses (n,)) by golden-section search.
+
+    `steps` shrinking steps (interval × 0.618 each, one new evaluation per step); ties keep the smaller-γ side
+    (the CW loss is 0 on a whole segment once the target is reached). Returns the final interval's midpoint."""
+    import torch
+    r = (math.sqrt(5) - 1) / 2
+    a, b = torch.zeros(n, 1, 1, 1), torch.ones(n, 1, 1, 1)
+    c, d = b - r * (b - a), a + r * (b - a)
+    fc, fd = loss(c), loss(d)
+    for _ in range(int(steps)):
+        left = (fc <= fd).view(-1, 1, 1, 1)                           # the minimum lies in [a, d]
+        a, b = torch.where(left, a, c), torch.where(left, d, b)
+        c_next = torch.where(left, b - r * (b - a), d)                # golden ratio: one of the two points is reused
+        d_next = torch.where(left, c, a + r * (b - a))
+        f_new = loss(torch.where(left, c_next, d_next))
+        fc, fd = torch.where(left[:, 0, 0, 0], f_new, fd), torch.where(left[:, 0, 0, 0], fc, f_new)
+        c, d = c_next, d_next
+    return (a + b) / 2
+
+
+def fw_nuclear_attack(model, x, y, targeted: bool = True, img_range: tuple[float, float] = (0.0, 1.0),
+                      eps: float | None = None, iters: int = 200, patch: int = 4, step: str = "line_search",
+                      line_search_steps: int = 20, record: bool = False) -> AttackOutput:
+    """FWnucl (Kazemi et al.; `FWnucl` in the official GSE code): Frank–Wolfe on the CW loss over the nuclear group-norm ball.
+
+    Minimises $f(\\mathrm{clip}(x+\\delta))$ (CW margin, κ = 0; targeted towards `y` when `targeted`) subject to
+    $\\sum_g\\|\\delta_g\\|_*\\le\\varepsilon$, groups = non-overlapping `patch`×`patch` blocks per channel. From δ = 0:
+    $s_t$ = `nuclear_group_lmo`(∇f, ε), $\\delta\\leftarrow(1-\\gamma_t)\\delta+\\gamma_t s_t$ with $\\gamma_t$ from a
+    golden-section line search of the loss on [0, 1] (`step="line_search"`, the official rule, `line_search_steps`
+    steps) or $\\gamma_t=2/(t+2)$ (`step="open_loop"`). The box is handled by clipping, as the official code: the
+    attacked image is clip(x+δ, lo, hi) — the loss, gradient, line search and success test all see it — while the
+    Frank–Wolfe iterate δ itself stays in the ball. Each image stops at its first success (failures come back
+    unchanged). `eps=None` gives the official ε = 5 for the range (−1, 1) scaled to `img_range` (2.5 in (0, 1)).
+    NCHW images, any torch classifier returning logits; deterministic (no randomness). `record` keeps
+    (image ids, δ_t, clip(x+δ_t)) of the active images per iteration in `lam_trace` (for tests)."""
+    import torch
+    lo_r, hi_r = img_range
+    if not hi_r > lo_r: raise ValueError(f"parameter 'img_range' must be (lo, hi) with lo < hi; got {img_range!r}")
+    if eps is None: eps = 2.5 * (hi_r - lo_r)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0 or not math.isfinite(eps):
+        raise ValueError(f"parameter 'eps' must be a positive float; got {eps!r}")
+    if isinstance(iters, bool) or not isinstance(iters, (int, np.integer)) or iters < 1:
+        raise ValueError(f"parameter 'iters' must be an int >= 1; got {iters!r}")
+    if step not in ("line_search", "open_loop"):
+        raise ValueError(f"parameter 'step' must be one of ['line_search', 'open_loop']; got {step!r}")
+    if isinstance(line_search_steps, bool) or not isinstance(line_search_steps, (int, np.integer)) or line_search_steps < 1:
+        raise ValueError(f"parameter 'line_search_steps' must be an int >= 1; got {line_search_steps!r}")
+    _check_patch(x.shape, patch)
+    t0 = time.perf_counter()
+    x = x.detach().float()
+    y = torch.as_tensor(y, dtype=torch.long)
+    B = len(x)
+    idx, xs, ys = torch.arange(B), x, y
+    delta = torch.zeros_like(x)
+    result, found = x.clone(), np.zeros(B, dtype=bool)
+    trace = []
+    loss_at = lambda xa, yy: cw_loss(model(xa), yy, targeted)
+    for t in range(int(iters)):
+        if len(xs) == 0: break
+        d = delta.clone().requires_grad_(True)
+        grad, = torch.autograd.grad(loss_at(torch.clamp(xs + d, lo_r, hi_r), ys).sum(), d)
+        with torch.no_grad():
+            s = nuclear_group_lmo(grad, float(eps), patch)
+            if step == "open_loop":
+                gamma = torch.full((len(xs), 1, 1, 1), 2.0 / (t + 2))
+            else:
+                gamma = _golden_section(lambda g: loss_at(torch.clamp(xs + delta + g * (s - delta), lo_r, hi_r), ys),
+                                        len(xs), line_search_steps)
+            delta = (1 - gamma) * delta + gamma * s
+            x_adv = torch.clamp(xs + delta, lo_r, hi_r)
+            if record: trace.append((idx.clone(), delta.clone(), x_adv.clone()))
+            pred = model(x_adv).argmax(1)
+            ok = pred == ys if targeted else pred != ys
+            if ok.any():
+                result[idx[ok]] = x_adv[ok]
+                found[idx[ok].numpy()] = True
+                keep = ~ok
+                idx, xs, ys, delta = idx[keep], xs[keep], ys[keep], delta[keep]
+    return AttackOutput(result.detach(), found, time.perf_counter() - t0, trace)
+
 # %% ../../nbs/papers/group_sparse_attack.ipynb #b8b8742e
 PAPER = Paper(
     slug="group_sparse_attack",
@@ -304,7 +436,7 @@ PARAMS = [
     Param("k_hat", "int", "phase-1 iterations before projected NAG", 0, 1000),
     Param("q", "float", "λ multiplier 1/q away from perturbed pixels (q in (0,1])", 0.01, 1.0),
     Param("sgm", "float", "std of the Gaussian blur in AdjustLambda", 0.1, 5.0),
-    Param("baselines", "bool", "also run ℓ1-FISTA and PGD0"),
+    Param("baselines", "bool", "also run ℓ1-FISTA, PGD0 and FWnucl"),
 ]
 
 SCALES = {
@@ -314,7 +446,7 @@ SCALES = {
                  q=0.25, sgm=1.5, baselines=True),
 }
 
-METHOD_LABELS = {"gse": "GSE", "ablation": "prox-½ only (no grouping)", "l1": "ℓ1-FISTA", "pgd0": "PGD0"}
+METHOD_LABELS = {"gse": "GSE", "ablation": "prox-½ only (no grouping)", "l1": "ℓ1-FISTA", "pgd0": "PGD0", "fwnucl": "FWnucl"}
 
 
 @functools.lru_cache(maxsize=4)
@@ -340,7 +472,7 @@ def attack_metrics(x, out: AttackOutput, patch: int) -> dict[str, float]:
 
 
 def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides):
-    "Run the miniature: GSE vs the no-grouping ablation (and ℓ1-FISTA, PGD0 at full scale) on digit CNNs."
+    "Run the miniature: GSE vs the no-grouping ablation (and ℓ1-FISTA, PGD0, FWnucl at full scale) on digit CNNs."
     import torch
     from iclrbench.core import torch_threads
     p = resolve_params(PARAMS, SCALES, scale, overrides)
@@ -348,7 +480,7 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     if p["image_size"] % 8: raise ValueError(f"parameter 'image_size' must be a multiple of 8; got {p['image_size']!r}")
     timer = Timer()
     patch = p["image_size"] // 8
-    methods = ["gse", "ablation"] + (["l1", "pgd0"] if p["baselines"] else [])
+    methods = ["gse", "ablation"] + (["l1", "pgd0", "fwnucl"] if p["baselines"] else [])
     per: dict[str, list[dict]] = {m: [] for m in methods}
     accs, art = [], {}
     kw = dict(iters=p["iters"], search_steps=p["search_steps"], sigma=p["sigma"], mu=p["mu"], k_hat=p["k_hat"], q=p["q"],
@@ -369,8 +501,16 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
                     if m == "gse": out = gse_attack(net, X, T, grouping=True, record=(k == 0), **kw)
                     elif m == "ablation": out = gse_attack(net, X, T, grouping=False, **kw)
                     elif m == "l1": out = gse_attack(net, X, T, grouping=False, prox="soft", **kw)
-                    else: out = pgd0_attack(net, X, T, k=max(1, int(0.05 * p["image_size"] ** 2)), iters=p["iters"])
+                    elif m == "pgd0": out = pgd0_attack(net, X, T, k=max(1, int(0.05 * p["image_size"] ** 2)), iters=p["iters"])
+                    else:                   # budget-matched ε: the other attacks' mean nuclear group norm (this seed)
+                        used = [per[mm][-1]["nucl"] for mm in methods if mm != "fwnucl" and np.isfinite(per[mm][-1]["nucl"])]
+                        eps_fw = float(np.mean(used)) if used else 2.5      # no success anywhere: the official ε
+                        out = fw_nuclear_attack(net, X, T, eps=eps_fw, iters=p["iters"], patch=patch)
                 met = attack_metrics(X, out, patch)
+                if "fwnucl" in methods:     # nuclear group norm of the returned (clipped) perturbation, successes only
+                    nn_ = nuclear_group_norm(out.x_adv - X, patch).numpy()
+                    met["nucl"] = float(np.mean(nn_[out.success])) if out.success.any() else float("nan")
+                if m == "fwnucl": met["eps"] = eps_fw
                 met["seconds_per_image"] = out.seconds / len(X)
                 per[m].append(met)
                 if k == 0:
@@ -456,18 +596,39 @@ def fig_perturbations(result, method: str = "gse", n: int = 4):
     return _heat_panels(panels, f"{METHOD_LABELS[method]}: clean, |δ|, clusters", height=230)
 
 
+_METRIC_KEYS = [("asr", "ASR"), ("clusters", "clusters"), ("d20", "d2,0"), ("d20_large", "d2,0 (large patch)"), ("l0", "ℓ0"),
+                ("l2", "ℓ2")]
+
+
+def _metric(result, key: str, meth: str) -> float:
+    "A per-method mean (NaN when absent or null, e.g. sparsity of a method without any success); 's' = seconds per image."
+    v = result.timings.get(f"seconds_per_image_{meth}") if key == "s" else result.metrics.get(f"{key}_{meth}_mean")
+    return float("nan") if v is None else float(v)
+
+
+def metrics_table(result):
+    """Per-method means over the CNN seeds as a `pandas.DataFrame`: ASR, clusters, d2,0 (patch image/8 and image/4),
+    ℓ0, ℓ2 (sparsity over each method's successful images) and wall-clock seconds per image."""
+    import pandas as pd
+    methods = [k for k in METHOD_LABELS if f"asr_{k}_mean" in result.metrics]
+    cols = _METRIC_KEYS + [("s", "s / image")]
+    return pd.DataFrame([[_metric(result, k, m) for k, _ in cols] for m in methods],
+                        index=[METHOD_LABELS[m] for m in methods], columns=[lab for _, lab in cols])
+
+
 def fig_metrics(result):
-    "Per-method means over seeds: ASR, clusters, d2,0, ℓ0."
+    "Per-method means over seeds: ASR, clusters, d2,0, ℓ0, ℓ2 and seconds per image (bars relative to the largest method)."
     import plotly.graph_objects as go
     from iclrbench.viz import PALETTE, style
-    m = result.metrics
-    methods = [k for k in METHOD_LABELS if f"asr_{k}_mean" in m]
-    keys = [("asr", "ASR"), ("clusters", "clusters"), ("d20", "d2,0"), ("d20_large", "d2,0 (large patch)"), ("l0", "ℓ0")]
+    methods = [k for k in METHOD_LABELS if f"asr_{k}_mean" in result.metrics]
+    keys = _METRIC_KEYS + [("s", "s / image")]
+    vals = {(k, m): _metric(result, k, m) for k, _ in keys for m in methods}
+    top = {k: max([v for (kk, _), v in vals.items() if kk == k and np.isfinite(v)], default=0.0) or 1.0 for k, _ in keys}
     fig = go.Figure()
     for j, meth in enumerate(methods):
-        fig.add_trace(go.Bar(x=[lab for _, lab in keys], y=[m[f"{k}_{meth}_mean"] / (max(m[f"{k}_{mm}_mean"] for mm in methods) or 1)
-                                                        for k, _ in keys],
-                             text=[f"{m[f'{k}_{meth}_mean']:.2g}" for k, _ in keys], name=METHOD_LABELS[meth], marker_color=PALETTE[j]))
+        ys = [vals[k, meth] / top[k] if np.isfinite(vals[k, meth]) else None for k, _ in keys]
+        fig.add_trace(go.Bar(x=[lab for _, lab in keys], y=ys, name=METHOD_LABELS[meth], marker_color=PALETTE[j % len(PALETTE)],
+                             text=[f"{vals[k, meth]:.2g}" if np.isfinite(vals[k, meth]) else "—" for k, _ in keys]))
     return style(fig, "Sparsity metrics (bar height relative to the largest method; labels: values)", "", "relative value", height=330)
 
 
