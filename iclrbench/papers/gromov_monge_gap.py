@@ -485,8 +485,7 @@ _DCI_NOTE = ("The four datasets (downloads) and GPU-scale training are not avail
              "miniature demo instead (§4b; the run's numbers are in result.metrics['dci'] and the notebook's DCI figure): a "
              "β-VAE (MLP, latent 4, β=4) on generated 16×16 sprites with 3 independent factors, plain vs +λ·DST vs +λ·GMG on "
              "the decoder (cos cost), DCI-D of the encoder means over 3 seeds. Reported, not checked: the card expects noisy, "
-             "small gains, and on seeds 0-2 (2026-12-03) GMG gave none consistently (its value on the trained decoders is ~0 "
-             "with the cheap GW solver).")
+             "small gains (the notebook's §4b gives the measured numbers and their reading).")
 
 CLAIMS = [
     Claim("gmg-keeps-fit", "DST-regularised maps trade away the fit to the target, GMG-regularised maps do not.",
