@@ -298,6 +298,7 @@ def progress(iterable: Iterable | None = None, enabled: bool = True, **kwargs):
 class _NoBar:
     def update(self, n=1): pass
     def set_postfix(self, *a, **k): pass
+    def refresh(self): pass
     def close(self): pass
     def __enter__(self): return self
     def __exit__(self, *a): pass

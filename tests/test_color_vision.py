@@ -131,6 +131,49 @@ def test_warp_recovers_a_synthetic_eye_shift_exactly():
     assert torch.equal(cv.estimate_shift(b2["ons1"], b2["ons2"], 3), b2["shifts"])
 
 
+def test_cortex_convolutions_match_plain_reflect_padded_conv2d():
+    """The cortex's fast paths compute the plain maths: the lateral-inhibition kernels as one grouped convolution, and D in
+    channels-last layout, against `F.conv2d` on reflect-padded maps and `nn.Conv2d(padding_mode="reflect")`."""
+    import torch
+    import torch.nn.functional as F
+    torch.manual_seed(0)
+    cx = cv.Cortex(16, K=8)
+    for conv in cx.D.convs: torch.nn.init.normal_(conv.weight, std=0.2); torch.nn.init.normal_(conv.bias, std=0.1)
+    x, k = torch.randn(5, 1, 16, 16), torch.randn(1, 1, 7, 7)
+    assert torch.allclose(cx._conv(x, k), F.conv2d(F.pad(x, (3, 3, 3, 3), mode="reflect"), k), atol=1e-5)
+    h = torch.randn(3, 8, 16, 16)
+    y = h
+    for i, conv in enumerate(cx.D.convs):
+        y = conv(y.contiguous())                     # nn.Conv2d's own reflect padding, contiguous layout
+        if i < len(cx.D.convs) - 1: y = F.relu(y)
+    assert torch.allclose(cx.D(h), h + y, atol=1e-5)
+
+
+def test_training_in_worker_processes_gives_the_same_numbers():
+    """`_run_jobs` with two spawned worker processes (and a follow-up job queued by `then`, as boosting does) gives the
+    same cortices as training one after another in this process; an adopted simulation keeps training identically."""
+    import torch
+    def make():
+        return [cv.Simulation(_retina(), seed=s) for s in (0, 1)]
+    def then(tag, sim):
+        return [(sim.boost(500.0), 4, "boost")] if tag == 0 else []
+    par, ser = make(), make()
+    got = {"par": [], "ser": []}
+    for name, sims, workers in (("par", par, 2), ("ser", ser, 1)):
+        def then_(tag, sim, name=name):
+            more = then(tag, sim)
+            got[name] += [m for m, *_ in more]
+            return more
+        cv._run_jobs([(sim, 6, i) for i, sim in enumerate(sims)], workers=workers, then=then_)
+    for a, b in zip(par + got["par"], ser + got["ser"]):
+        assert a.step == b.step and a.history["loss"] == b.history["loss"]
+        assert torch.equal(a.cortex.C, b.cortex.C)
+    a, b = par[1], ser[1]
+    assert a.opt.param_groups[0]["params"][0] is next(a.cortex.parameters())   # optimiser still drives the cortex
+    a.train(3); b.train(3)
+    assert a.history["loss"] == b.history["loss"] and torch.equal(a.cortex.C, b.cortex.C)
+
+
 def test_neural_scopes_never_reach_the_cortex():
     import torch.nn.functional as F
     sim = cv.Simulation(_retina(), seed=0)
