@@ -150,7 +150,7 @@ def test_cortex_convolutions_match_plain_reflect_padded_conv2d():
 
 
 def test_training_in_worker_processes_gives_the_same_numbers():
-    """`_run_jobs` with two spawned worker processes (and a follow-up job queued by `then`, as boosting does) gives the
+    """`_run_jobs` with two worker processes (and a follow-up job queued by `then`, as boosting does) gives the
     same cortices as training one after another in this process; an adopted simulation keeps training identically."""
     import torch
     def make():

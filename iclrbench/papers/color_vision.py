@@ -754,9 +754,11 @@ def _run_jobs(jobs: Sequence[tuple], workers: int = 2, then: Callable | None = N
     """Train each `(simulation, steps, tag)` job in place. `then(tag, sim)`, called here as each job finishes, may return
     more jobs (boosting starts as soon as its trichromat is trained, so no core waits for the slowest cortex).
 
-    With `workers` > 1 every cortex trains single-threaded in its own spawned process. Two threads in one process lose
-    ~30 % to the GIL between convolution kernels here; processes use both cores fully. Each simulation carries its own
-    random generators, so the numbers do not depend on the scheduling or on the number of workers."""
+    With `workers` > 1 every cortex trains single-threaded in its own worker process. Two threads in one process lose
+    ~30 % to the GIL between convolution kernels here; processes use both cores fully. On Linux the workers are forked,
+    so they see everything the caller defined, including code run from this notebook (whose classes live in `__main__`,
+    which a spawned process could not import); elsewhere they are spawned. Each simulation carries its own random
+    generators, so the numbers do not depend on the scheduling or on the number of workers."""
     jobs = list(jobs)
     if not jobs: return
     def finished(tag, sim):
@@ -771,12 +773,14 @@ def _run_jobs(jobs: Sequence[tuple], workers: int = 2, then: Callable | None = N
                 jobs += finished(tag, sim.train(steps))
     if workers <= 1 or (len(jobs) == 1 and then is None): return serial(jobs)
     import multiprocessing as mp
+    import sys
     import warnings
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
     running = {}
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context(method)) as ex:
             running = {ex.submit(_train_job, sim, steps): (sim, steps, tag) for sim, steps, tag in jobs}
             while running:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -786,9 +790,10 @@ def _run_jobs(jobs: Sequence[tuple], workers: int = 2, then: Callable | None = N
                     sim.__dict__.update(trained.__dict__)       # adopt the trained state; callers keep their objects
                     for job in finished(tag, sim): running[ex.submit(_train_job, *job[:2])] = job
     except BrokenProcessPool:
-        # typically a script without `if __name__ == "__main__":` (a spawned worker re-runs it and fails); unfinished
-        # jobs were never adopted, so they train here instead, one after another
-        warnings.warn("color_vision: worker processes could not start (run scripts under `if __name__ == \"__main__\":`); "
+        # spawned workers (macOS, Windows) fail on a script without `if __name__ == "__main__":` or on code defined in a
+        # notebook; unfinished jobs were never adopted, so they train here instead, one after another
+        warnings.warn("color_vision: the worker processes failed (with spawned workers, run scripts under "
+                      "`if __name__ == \"__main__\":` and import this module rather than running its code in a notebook); "
                       "training the remaining cortices in this process, one at a time", RuntimeWarning, stacklevel=3)
         serial(list(running.values()))
 
