@@ -798,11 +798,6 @@ def _run_jobs(jobs: Sequence[tuple], workers: int = 2, then: Callable | None = N
         serial(list(running.values()))
 
 
-def _train_all(sims: Sequence[Simulation], steps: int, workers: int = 2) -> None:
-    "Train several simulations for `steps` more updates each, in place, in up to `workers` processes (`_run_jobs`)."
-    _run_jobs([(sim, steps, None) for sim in sims], workers)
-
-
 def train_simulations(jobs: Sequence[tuple], p: dict, steps: int, workers: int = 2, then: Callable | None = None,
                       bar=None) -> list[Simulation]:
     """Build and train one cortex per job `(peaks, eye_motion, seed)` (cached by configuration in this process).
