@@ -111,6 +111,34 @@ def test_untrained_cortex_is_colour_blind_and_reencodes_exactly():
     assert sim.dims() == 1 and cv.cmf_sim(sim)["dims"] == 1
 
 
+def test_read_outs_use_the_cells_the_loss_scores():
+    """The cone-identity rank reads the cells at least LOSS_BORDER from the edge (the cells the loss scores, as the probe
+    and CMF-SIM do); `border=0` reads every cell. Here the border cells are colour-blind (C = e1) and the interior cells
+    hold one identity direction per type: the interior read-out sees N orthogonal directions, the every-cell one dilutes them."""
+    H, N, K, b = 16, 3, 8, cv.LOSS_BORDER
+    mosaic = cv.cone_mosaic(H, cv.PEAK_SETS[N], "equal", np.random.default_rng(0))
+    C = np.zeros((K, H, H)); C[0] = 1.0
+    inner = np.zeros((H, H), bool); inner[b:H - b, b:H - b] = True
+    for t in range(N):
+        sel = inner & (mosaic == t)
+        C[:, sel] = 0.0; C[t, sel] = 1.0
+    sv_in = cv.identity_spectrum(C, mosaic, N, border=b)
+    sv_all = cv.identity_spectrum(C, mosaic, N)
+    assert np.allclose(sv_in, 1.0, atol=0.2) and cv.colour_dims(sv_in) == N
+    assert sv_all[-1] < sv_in[-1] - 0.2
+    M = cv.type_means(C, mosaic, N, border=b)
+    for t in range(N):
+        assert np.allclose(M[t], C[:, inner & (mosaic == t)].mean(1))
+    # the rings partition the retina, and the outer rings are the colour-blind ones
+    starts, spectra = cv.ring_spectra(C, mosaic, N, width=2)
+    assert list(starts) == list(range(0, H // 2, 2))
+    assert all(s[1] < 1e-9 for s in spectra[:b // 2]) and all(s[-1] > 0.5 for s in spectra[b // 2:])
+    # a retina too small for the border keeps its central cells rather than none
+    assert cv.interior(np.zeros((2, 8, 8)), 4).shape == (2, 2, 2)
+    sim = cv.Simulation(_retina(), seed=0)
+    assert np.allclose(sim.spectrum(), cv.identity_spectrum(sim.identities(), sim.retina.mosaic, N, border=b))
+    assert len(cv.fig_edge_profile(sim).data) == N + 1
+
 def test_warp_recovers_a_synthetic_eye_shift_exactly():
     """The scene content at t2 is the t1 content warped by the true shift, exactly, on every valid cell (and not by the
     opposite shift); for a one-cone eye without lateral inhibition the optic-nerve signal itself warps exactly; the

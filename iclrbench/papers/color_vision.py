@@ -18,14 +18,14 @@ from ..core import progress as progress_bar
 
 # %% auto #0
 __all__ = ['WAVELENGTHS', 'PEAK_SETS', 'HUMAN_Q', 'BOOST_Q_PEAK', 'XYZ_TO_LINEAR_SRGB', 'IMAGES', 'SPECTRA', 'RGB_BASIS_CENTRES',
-           'MOSAICS', 'DIM_THRESHOLD', 'PAPER', 'CONE_COUNTS', 'PARAMS', 'SCALES', 'CLAIMS', 'TYPE_COLOURS',
-           'STATIC_CHECKPOINTS', 'govardovskii', 'cone_fundamentals', 'fit_nomogram_peak', 'wyman_xyz',
+           'MOSAICS', 'LOSS_BORDER', 'DIM_THRESHOLD', 'PAPER', 'CONE_COUNTS', 'PARAMS', 'SCALES', 'CLAIMS',
+           'TYPE_COLOURS', 'STATIC_CHECKPOINTS', 'govardovskii', 'cone_fundamentals', 'fit_nomogram_peak', 'wyman_xyz',
            'spectra_to_linear_srgb', 'linear_to_srgb', 'srgb_to_linear', 'load_image', 'smooth_basis', 'spectral_scene',
            'excitations', 'cone_mosaic', 'gaussian_kernel', 'dog_kernel', 'Retina', 'warp', 'loss_mask',
-           'estimate_shift', 'Cortex', 'prediction_loss', 'type_means', 'identity_spectrum', 'colour_dims',
-           'Simulation', 'probe_r2', 'cmf_sim', 'peaks_for', 'train_simulations', 'train_simulation', 'run',
-           'fig_cone_fundamentals', 'fig_scene_mosaic', 'fig_optic_nerve', 'fig_training', 'fig_percept',
-           'fig_identities', 'fig_cmf', 'fig_dimensionality_summary', 'explore', 'static_view']
+           'estimate_shift', 'Cortex', 'prediction_loss', 'interior', 'type_means', 'identity_spectrum', 'ring_spectra',
+           'colour_dims', 'Simulation', 'probe_r2', 'cmf_sim', 'peaks_for', 'train_simulations', 'train_simulation',
+           'run', 'fig_cone_fundamentals', 'fig_scene_mosaic', 'fig_optic_nerve', 'fig_training', 'fig_percept',
+           'fig_identities', 'fig_edge_profile', 'fig_cmf', 'fig_dimensionality_summary', 'explore', 'static_view']
 
 # %% ../../nbs/papers/color_vision.ipynb #49fa9699
 WAVELENGTHS = np.arange(400.0, 701.0, 10.0)          # 31 bands, nm (the card's miniature grid)
@@ -342,7 +342,10 @@ def warp(x, shifts):
     return torch.stack([P[b, :, m + int(dy):m + int(dy) + H, m + int(dx):m + int(dx) + W] for b, (dy, dx) in enumerate(shifts.tolist())])
 
 
-def loss_mask(shifts, size: int, border: int = 4, kernel_size: int = 7):
+LOSS_BORDER = 4          # the card's loss border (cells); the read-outs use the same interior cells
+
+
+def loss_mask(shifts, size: int, border: int = LOSS_BORDER, kernel_size: int = 7):
     """Cells that enter the loss, (B, 1, H, H): a valid warped source p + s inside the grid, eroded by kernel_size//2
     (the encoder's lateral-inhibition kernel must only read valid cells), and outside a border of `border` cells."""
     import torch
@@ -468,7 +471,7 @@ def Cortex(size: int = 24, K: int = 8, hidden: int = 32, layers: int = 4):
     return _torch_classes()[1](size, K, hidden, layers)
 
 
-def prediction_loss(cortex, ons1, ons2, shifts, border: int = 4):
+def prediction_loss(cortex, ons1, ons2, shifts, border: int = LOSS_BORDER):
     "Self-supervised loss: mean over valid cells of (ons₂_hat − ons₂)², with ons₂_hat = W * ⟨warp(D(W⁻¹*ons₁ · C)), C⟩."
     pred, ip = cortex(ons1, shifts)
     mask = loss_mask(shifts, ons1.shape[-1], border, cortex.kernel_size)
@@ -478,17 +481,42 @@ def prediction_loss(cortex, ons1, ons2, shifts, border: int = 4):
 DIM_THRESHOLD = 0.04      # the card's threshold on normalised singular values
 
 
-def type_means(identities: np.ndarray, mosaic: np.ndarray, n_types: int) -> np.ndarray:
-    "Mean unit identity vector C(x) over the cells of each true cone type: (N, K). Labels are used for scoring only."
-    C = np.asarray(identities).reshape(identities.shape[0], -1)
-    mos = np.asarray(mosaic).ravel()
+def interior(a: np.ndarray, border: int) -> np.ndarray:
+    "The cells of `a` (..., H, W) at least `border` cells from the edge (border clamped so that one cell remains)."
+    H, W = a.shape[-2:]
+    b = max(0, min(int(border), (min(H, W) - 1) // 2))
+    return a[..., b:H - b, b:W - b]
+
+
+def type_means(identities: np.ndarray, mosaic: np.ndarray, n_types: int, border: int = 0) -> np.ndarray:
+    """Mean unit identity vector C(x) over the cells of each true cone type, (N, K), using the cells at least `border`
+    from the edge. Labels are used for scoring only."""
+    identities, mosaic = interior(np.asarray(identities), border), interior(np.asarray(mosaic), border)
+    C = identities.reshape(identities.shape[0], -1)
+    mos = mosaic.ravel()
     return np.stack([C[:, mos == t].mean(axis=1) if (mos == t).any() else np.zeros(C.shape[0]) for t in range(n_types)])
 
 
-def identity_spectrum(identities, mosaic, n_types: int) -> np.ndarray:
-    "Cone-identity rank read-out: singular values of the (N, K) per-type mean C, normalised by the largest."
-    sv = np.linalg.svd(type_means(identities, mosaic, n_types), compute_uv=False)
+def identity_spectrum(identities, mosaic, n_types: int, border: int = 0) -> np.ndarray:
+    """Cone-identity rank read-out: singular values of the (N, K) per-type mean C (cells at least `border` from the
+    edge), normalised by the largest."""
+    sv = np.linalg.svd(type_means(identities, mosaic, n_types, border), compute_uv=False)
     return sv / max(sv[0], 1e-12)
+
+
+def ring_spectra(identities, mosaic, n_types: int, width: int = 2) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The cone-identity spectrum of each ring of cells `width` cells wide, by distance to the retina's edge: returns
+    (the rings' inner distances, one normalised spectrum per ring). Shows how far in the edge cells lag behind."""
+    identities, mosaic = np.asarray(identities), np.asarray(mosaic)
+    H, W = mosaic.shape
+    yy, xx = np.mgrid[:H, :W]
+    dist = np.minimum.reduce([yy, xx, H - 1 - yy, W - 1 - xx])
+    starts = np.arange(0, dist.max() + 1, width)
+    spectra = []
+    for d0 in starts:
+        sel = (dist >= d0) & (dist < d0 + width)
+        spectra.append(identity_spectrum(identities[:, sel][:, :, None], mosaic[sel][:, None], n_types))
+    return starts, spectra
 
 
 def colour_dims(spectrum, threshold: float = DIM_THRESHOLD) -> int:
@@ -604,9 +632,10 @@ class Simulation:
     def identities(self) -> np.ndarray:
         return self.cortex.identities().detach().numpy()
 
-    def spectrum(self) -> np.ndarray:
-        "Normalised singular values of the per-type mean C (the cone-identity rank read-out)."
-        return identity_spectrum(self.identities(), self.retina.mosaic, self.retina.n_types)
+    def spectrum(self, border: int = LOSS_BORDER) -> np.ndarray:
+        """Normalised singular values of the per-type mean C (the cone-identity rank read-out), over the cells the loss
+        scores (at least `border` from the edge, like the probe and CMF-SIM); `border=0` reads every cell."""
+        return identity_spectrum(self.identities(), self.retina.mosaic, self.retina.n_types, border)
 
     def dims(self) -> int:
         return colour_dims(self.spectrum())
@@ -634,7 +663,7 @@ class Simulation:
         return {"percept": linear_to_srgb(rgb), "truth": linear_to_srgb(truth), "ons": ons.numpy()[0, 0]}
 
 # %% ../../nbs/papers/color_vision.ipynb #384250b9
-def probe_r2(sim: Simulation, n_fit: int = 24, n_test: int = 24, border: int = 4, seed: int = 0) -> np.ndarray:
+def probe_r2(sim: Simulation, n_fit: int = 24, n_test: int = 24, border: int = LOSS_BORDER, seed: int = 0) -> np.ndarray:
     """Linear-probe R² from the percept (K numbers per cell) to the full-field excitation of every cone type at that cell
     (all types at every pixel, including the types the cell does not hold). Fitted on `n_fit` glimpses, scored on
     `n_test` others (least squares with a bias); one R² per cone type."""
@@ -657,7 +686,7 @@ def probe_r2(sim: Simulation, n_fit: int = 24, n_test: int = 24, border: int = 4
 
 
 def cmf_sim(sim: Simulation, tol: float = 0.05, max_primaries: int | None = None, intensity: float = 4.0,
-            border: int = 4) -> dict:
+            border: int = LOSS_BORDER) -> dict:
     """CMF-SIM-mini: a simulated colour-matching experiment on the trained cortex.
 
     Uniform monochromatic test lights (400–700 nm every 10 nm) go through the same eye (noise-free); each percept is
@@ -670,7 +699,7 @@ def cmf_sim(sim: Simulation, tol: float = 0.05, max_primaries: int | None = None
     import torch
     r = sim.retina
     nb = len(WAVELENGTHS)
-    M = type_means(sim.identities(), r.mosaic, r.n_types)
+    M = type_means(sim.identities(), r.mosaic, r.n_types, border)
     with torch.no_grad():
         ons = torch.cat([r.uniform_light(intensity * np.eye(nb)[i]) for i in range(nb)])
         ip = sim.cortex.decode(ons)[:, :, border:-border, border:-border].mean(dim=(2, 3)).numpy()
@@ -833,8 +862,9 @@ def _summary(sim: Simulation, seed: int) -> dict:
     with torch_threads(1):
         cm = cmf_sim(sim)
         r2 = probe_r2(sim, seed=seed)
-    sv = sim.spectrum()
-    return {"sv": sv.round(5).tolist(), "dims": colour_dims(sv), "cmf_dims": cm["dims"], "cmf_errors": np.round(cm["errors"], 5).tolist(),
+    sv, sv_all = sim.spectrum(), sim.spectrum(border=0)
+    return {"sv": sv.round(5).tolist(), "dims": colour_dims(sv), "sv_all_cells": sv_all.round(5).tolist(),
+            "dims_all_cells": colour_dims(sv_all), "cmf_dims": cm["dims"], "cmf_errors": np.round(cm["errors"], 5).tolist(),
             "cmf_primaries_nm": cm["primaries_nm"], "probe_r2": np.round(r2, 4).tolist(),
             "final_loss": sim.history["loss"][-1], "scope_type_acc": sim.scope_type_accuracy(),
             "history": {"step": sim.history["step"], "loss": sim.history["loss"], "sv": [np.round(v, 5).tolist() for v in sim.history["sv"]]}}
@@ -864,7 +894,8 @@ def _check_dims_track_n(m) -> tuple[bool, str]:
         if d is None: return False, f"N = {n} was not run (cone_counts={m['cone_counts']!r})"
         hits = sum(v == n for v in d)
         ok &= hits == len(d) if n < 4 else hits >= math.ceil(2 * len(d) / 3)
-        parts.append(f"N={n}: dims {d}, sv {[_per_seed(v, '{:.3f}') for v in m[f'sv_N{n}']]}")
+        parts.append(f"N={n}: dims {d}, sv {[_per_seed(v, '{:.3f}') for v in m[f'sv_N{n}']]} (every cell, border included: "
+                     f"dims {m.get(f'dims_all_cells_N{n}')})")
     return ok, "; ".join(parts) + " (need dims == N on every seed for N ≤ 3, on ≥ 2 of 3 seeds for N = 4)"
 
 
@@ -874,7 +905,8 @@ def _check_boost(m) -> tuple[bool, str]:
     hits = sum(b == 3 and a == 4 for b, a in zip(before, after))
     return hits >= math.ceil(2 * len(after) / 3), (f"dims of the trichromat before boosting {before}, with the Q cone added "
                                                     f"(before more training) {at}, after {m['boost_steps']} more steps {after}; "
-                                                    f"4-type sv after {[_per_seed(v) for v in m['boost_sv_after']]} (need 3 → 4 on ≥ 2 of 3 seeds)")
+                                                    f"4-type sv after {[_per_seed(v) for v in m['boost_sv_after']]} (every cell, border included: dims after "
+                                                    f"{m.get('boost_dims_all_cells_after')}) (need 3 → 4 on ≥ 2 of 3 seeds)")
 
 
 def _check_probe(m) -> tuple[bool, str]:
@@ -899,7 +931,7 @@ CLAIMS = [
     Claim("dims-track-cone-count",
           "With N photoreceptor types the emergent colour vision is N-dimensional (N = 1..4), with the latent size K = 8 fixed.",
           "Fig. 4–5 (CMF-SIM over training); N = 1, 2, 3, 4",
-          "cone-identity rank == N for N = 1, 2, 3 on every seed and N = 4 on ≥ 2 of 3 seeds (CMF-SIM-mini reported beside it)",
+          "cone-identity rank (cells the loss scores) == N for N = 1, 2, 3 on every seed and N = 4 on ≥ 2 of 3 seeds (CMF-SIM-mini and the every-cell rank reported beside it)",
           check=_check_dims_track_n, scales=("full",)),
     Claim("dimensionality-boosting",
           "Adding a fourth cone type to half of the L cells of a trained trichromat cortex raises its dimensionality from 3 to 4.",
@@ -948,9 +980,10 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
             m["boost_dims_at_switch"] = [r["dims_at_switch"] for r in rs]
             m["boost_dims_after"] = [r["dims"] for r in rs]
             m["boost_sv_after"] = [r["sv"] for r in rs]
+            m["boost_dims_all_cells_after"] = [r["dims_all_cells"] for r in rs]
             m["boost_cmf_dims_after"] = [r["cmf_dims"] for r in rs]
             continue
-        for k_ in ("sv", "dims", "cmf_dims", "cmf_errors", "probe_r2", "final_loss", "scope_type_acc"):
+        for k_ in ("sv", "dims", "sv_all_cells", "dims_all_cells", "cmf_dims", "cmf_errors", "probe_r2", "final_loss", "scope_type_acc"):
             m[f"{k_}_{tag}"] = [r[k_] for r in rs]
     if "N3" in runs:
         m["sv2_motion"] = [r["sv"][1] for r in runs["N3"]]
@@ -958,7 +991,7 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     if "no_motion" in runs:
         m["sv2_no_motion"] = [r["sv"][1] for r in runs["no_motion"]]
         m["probe_r2_no_motion"] = m["probe_r2_no_motion"]
-    artefacts = {"runs": {tag: [{k_: r[k_] for k_ in ("history", "sv", "cmf_errors", "cmf_primaries_nm", "probe_r2")} for r in rs]
+    artefacts = {"runs": {tag: [{k_: r[k_] for k_ in ("history", "sv", "sv_all_cells", "cmf_errors", "cmf_primaries_nm", "probe_r2")} for r in rs]
                           for tag, rs in runs.items()},
                  "boost_step": [r["boost_step"] for r in runs.get("boost", [])]}
     return make_result(PAPER, CLAIMS, scale, seed, p, m, artefacts, timer.timings)
@@ -1103,10 +1136,10 @@ def fig_percept(sim: Simulation, scene: int = 0, title: str = "") -> "go.Figure"
 
 
 def fig_identities(sim: Simulation, max_points: int = 400, title: str = "") -> "go.Figure":
-    "Figure 6: the learned cone identities C(x), first 3 principal components, coloured by the true cone type."
+    "Figure 6: the learned cone identities C(x) of the interior cells, first 3 principal components, coloured by the true cone type."
     go = _go()
-    C = sim.identities().reshape(sim.K, -1).T
-    mos = sim.retina.mosaic.ravel()
+    C = interior(sim.identities(), LOSS_BORDER).reshape(sim.K, -1).T       # the cells the read-outs use
+    mos = interior(sim.retina.mosaic, LOSS_BORDER).ravel()
     idx = np.random.default_rng(0).permutation(len(C))[:max_points]
     Cc = C - C.mean(0)
     _, _, vt = np.linalg.svd(Cc, full_matrices=False)
@@ -1119,6 +1152,21 @@ def fig_identities(sim: Simulation, max_points: int = 400, title: str = "") -> "
                  for t in range(sim.retina.n_types)],
                 title or f"Cone identities C(x), PCA, coloured by true type; dims = {sim.dims()}", 360,
                 scene=dict(xaxis_title="PC1", yaxis_title="PC2", zaxis_title="PC3"), margin=dict(l=0, r=0, t=40, b=0))
+
+
+def fig_edge_profile(sim: Simulation, width: int = 2, title: str = "") -> "go.Figure":
+    "The normalised singular values σ_i/σ_1 (i ≥ 2) of the cells in each ring, by distance to the edge, with the loss border."
+    go = _go()
+    starts, spectra = ring_spectra(sim.identities(), sim.retina.mosaic, sim.retina.n_types, width)
+    n = max(len(v) for v in spectra)
+    traces = [go.Scatter(x=starts, y=[max(v[i], 1e-5) if i < len(v) else None for v in spectra], mode="lines+markers",
+                         name=f"σ{i + 1}/σ1", line=dict(color=TYPE_COLOURS[i % 8])) for i in range(1, n)]
+    traces.append(go.Scatter(x=[LOSS_BORDER, LOSS_BORDER], y=[1e-4, 1], mode="lines", name=f"loss border ({LOSS_BORDER})",
+                             line=dict(color="#444", dash="dot")))
+    traces.append(go.Scatter(x=[starts[0], starts[-1]], y=[DIM_THRESHOLD] * 2, mode="lines", name=f"threshold {DIM_THRESHOLD}",
+                             line=dict(color="#888", dash="dash")))
+    return _fig(traces, title or f"Cone identities by distance to the retina's edge (rings {width} cells wide)", 300,
+                x="distance to the edge (cells)", y="σ_i / σ_1 within the ring", yaxis=dict(type="log", range=[-4, 0.1]))
 
 
 def fig_cmf(errors: Sequence[float], tol: float = 0.05, primaries_nm: Sequence[float] | None = None, title: str = "") -> "go.Figure":
