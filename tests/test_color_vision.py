@@ -138,6 +138,8 @@ def test_read_outs_use_the_cells_the_loss_scores():
     sim = cv.Simulation(_retina(), seed=0)
     assert np.allclose(sim.spectrum(), cv.identity_spectrum(sim.identities(), sim.retina.mosaic, N, border=b))
     assert len(cv.fig_edge_profile(sim).data) == N + 1
+    assert cv.cmf_sim(sim, border=0)["dims"] == 1 and np.isfinite(cv.probe_r2(sim, 2, 2, border=0)).all()   # border 0 reads every cell
+
 
 def test_warp_recovers_a_synthetic_eye_shift_exactly():
     """The scene content at t2 is the t1 content warped by the true shift, exactly, on every valid cell (and not by the

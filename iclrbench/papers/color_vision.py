@@ -481,8 +481,9 @@ def prediction_loss(cortex, ons1, ons2, shifts, border: int = LOSS_BORDER):
 DIM_THRESHOLD = 0.04      # the card's threshold on normalised singular values
 
 
-def interior(a: np.ndarray, border: int) -> np.ndarray:
-    "The cells of `a` (..., H, W) at least `border` cells from the edge (border clamped so that one cell remains)."
+def interior(a, border: int):
+    """The cells of `a` (..., H, W; an array or a tensor) at least `border` cells from the edge (border clamped so that
+    one cell remains; `border=0` keeps every cell)."""
     H, W = a.shape[-2:]
     b = max(0, min(int(border), (min(H, W) - 1) // 2))
     return a[..., b:H - b, b:W - b]
@@ -673,9 +674,8 @@ def probe_r2(sim: Simulation, n_fit: int = 24, n_test: int = 24, border: int = L
     def feats(n):
         b = sim.retina.sample(n, rng, gen, max_shift=0)
         with torch.no_grad(): ip = sim.cortex.decode(b["ons1"])
-        sl = (slice(None), slice(None), slice(border, -border), slice(border, -border))
-        X = ip[sl].permute(0, 2, 3, 1).reshape(-1, sim.K).numpy()
-        Y = b["e1"][sl].permute(0, 2, 3, 1).reshape(-1, sim.retina.n_types).numpy()
+        X = interior(ip, border).permute(0, 2, 3, 1).reshape(-1, sim.K).numpy()
+        Y = interior(b["e1"], border).permute(0, 2, 3, 1).reshape(-1, sim.retina.n_types).numpy()
         return np.c_[X, np.ones(len(X))], Y
     Xf, Yf = feats(n_fit)
     Xt, Yt = feats(n_test)
@@ -702,7 +702,7 @@ def cmf_sim(sim: Simulation, tol: float = 0.05, max_primaries: int | None = None
     M = type_means(sim.identities(), r.mosaic, r.n_types, border)
     with torch.no_grad():
         ons = torch.cat([r.uniform_light(intensity * np.eye(nb)[i]) for i in range(nb)])
-        ip = sim.cortex.decode(ons)[:, :, border:-border, border:-border].mean(dim=(2, 3)).numpy()
+        ip = interior(sim.cortex.decode(ons), border).mean(dim=(2, 3)).numpy()
     V = ip @ M.T                                                 # (lights, N)
     kmax = min(nb, max_primaries or r.n_types + 2)
     norms = np.maximum(np.linalg.norm(V, axis=1), 1e-12)
