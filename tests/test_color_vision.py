@@ -236,6 +236,48 @@ def test_boost_adds_a_cone_type_to_half_of_one_class_and_keeps_the_cortex():
     assert b.step == 7 and sim.step == 5 and torch.equal(sim.cortex.C, C0)      # the trichromat itself is untouched
     summary = cv._summary(b, 0)                                                    # read-outs of a boosted (ragged) history
     assert len(summary["history"]["sv"][0]) == 3 and len(summary["history"]["sv"][-1]) == 4
+    # as in the official script only the weights carry over: Adam starts afresh unless asked to keep its moments
+    fresh, kept = sim.boost(500.0), sim.boost(500.0, keep_optimizer=True)
+    assert not fresh.opt.state and fresh.opt.param_groups[0]["lr"] == sim.lr
+    assert all(torch.equal(kept.opt.state[q]["exp_avg_sq"], sim.opt.state[p]["exp_avg_sq"])
+               for q, p in zip(kept.cortex.parameters(), sim.cortex.parameters()))
+    assert fresh.opt.param_groups[0]["params"][0] is next(fresh.cortex.parameters())
+
+
+def test_excitation_spectrum_measures_the_eyes_own_colour_dimensions():
+    """The eye's signal read-out equals the normalised singular values of the unit-norm cone-excitation columns (numpy
+    on the same input), ignores a cone's scale, gives a rank-3 ceiling on RGB-derived scenes, and ranks the boosted
+    eye's 500 nm cone (nearly a mix of 560/530/419 nm) far below the generic tetrachromat's 4th direction."""
+    import torch
+    r = cv.Retina(cv.PEAK_SETS[4], size=16, images=("coffee", "astronaut"), seed=1)
+    X = r.E.numpy().astype(float).transpose(0, 2, 3, 1).reshape(-1, 4)
+    ref = np.linalg.svd(X / np.linalg.norm(X, axis=0), compute_uv=False)
+    got = cv.excitation_spectrum(r)
+    assert np.allclose(got, ref / ref[0]) and got[0] == 1.0 and np.all(np.diff(got) <= 0)
+    r.E = r.E * torch.tensor([1.0, 3.0, 0.5, 1.0])[None, :, None, None]
+    assert np.allclose(cv.excitation_spectrum(r), got, atol=1e-6)
+    rgb = cv.Retina(cv.PEAK_SETS[4], size=16, spectra="rgb", images=("coffee",))
+    assert cv.excitation_spectrum(rgb)[3] < 1e-6 < cv.excitation_spectrum(rgb)[2]
+    boosted = cv.excitation_spectrum(cv.Retina(cv.PEAK_SETS[3], size=16, images=("coffee", "astronaut"), seed=1).add_cone_type(500.0))
+    assert len(boosted) == 4 and boosted[3] < 0.5 * got[3]
+
+
+def test_run_reports_the_boosting_control_and_the_eyes_spectra():
+    """With boost_control the run also trains a cortex from scratch on the boosted eye (same cones and mosaic as the
+    boosted trichromat's retina) and the boosting check quotes it beside the eyes' own 4th singular values."""
+    p = dict(cv.SCALES["smoke"], grid=12, steps=3, boost=True, boost_steps=2, boost_control=True, control=False)
+    res = cv.run("smoke", progress=False, **{k: v for k, v in p.items() if k in {"grid", "steps", "boost", "boost_steps",
+                                                                                  "boost_control", "control"}})
+    m = res.metrics
+    assert len(m["dims_boost_control"]) == 1 and len(m["sv_boost_control"][0]) == 4 and len(m["boost_eye_sv"][0]) == 4
+    assert m["eye_sv_N3"][0][0] == 1.0 and len(m["eye_sv_N3"][0]) == 3
+    assert len(res.artefacts["runs"]["boost_control"][0]["history"]["step"]) >= 2
+    fig = cv.fig_dimensionality_summary(res)
+    assert sum(t.name == "the eye's cone signals" for t in fig.data) == len(res.artefacts["runs"])   # one per condition
+    held, msg = cv._check_boost(m)
+    assert "from scratch on the boosted eye" in msg and "own cone signals" in msg and held == (m["boost_dims_after"] == [4])
+    eye = cv.make_retina(cv.PEAK_SETS[3], p, 0, 3)
+    assert np.array_equal(cv.Simulation(eye, seed=0).boost().retina.mosaic, eye.add_cone_type(cv.BOOST_Q_PEAK, 0, 0.5, 0).mosaic)
 
 
 def test_bad_parameters_raise_naming_them():

@@ -23,9 +23,10 @@ __all__ = ['WAVELENGTHS', 'PEAK_SETS', 'HUMAN_Q', 'BOOST_Q_PEAK', 'XYZ_TO_LINEAR
            'spectra_to_linear_srgb', 'linear_to_srgb', 'srgb_to_linear', 'load_image', 'smooth_basis', 'spectral_scene',
            'excitations', 'cone_mosaic', 'gaussian_kernel', 'dog_kernel', 'Retina', 'warp', 'loss_mask',
            'estimate_shift', 'Cortex', 'prediction_loss', 'interior', 'type_means', 'identity_spectrum', 'ring_spectra',
-           'colour_dims', 'Simulation', 'probe_r2', 'cmf_sim', 'peaks_for', 'train_simulations', 'train_simulation',
-           'run', 'fig_cone_fundamentals', 'fig_scene_mosaic', 'fig_optic_nerve', 'fig_training', 'fig_percept',
-           'fig_identities', 'fig_edge_profile', 'fig_cmf', 'fig_dimensionality_summary', 'explore', 'static_view']
+           'colour_dims', 'excitation_spectrum', 'Simulation', 'probe_r2', 'cmf_sim', 'peaks_for', 'make_retina',
+           'train_simulations', 'train_simulation', 'run', 'fig_cone_fundamentals', 'fig_scene_mosaic',
+           'fig_optic_nerve', 'fig_training', 'fig_percept', 'fig_identities', 'fig_edge_profile', 'fig_cmf',
+           'fig_dimensionality_summary', 'explore', 'static_view']
 
 # %% ../../nbs/papers/color_vision.ipynb #49fa9699
 WAVELENGTHS = np.arange(400.0, 701.0, 10.0)          # 31 bands, nm (the card's miniature grid)
@@ -524,6 +525,19 @@ def colour_dims(spectrum, threshold: float = DIM_THRESHOLD) -> int:
     "Emergent colour dimensionality: number of normalised singular values ≥ `threshold` (card: 0.04)."
     return int((np.asarray(spectrum) >= threshold).sum())
 
+
+def excitation_spectrum(retina: "Retina") -> np.ndarray:
+    """How strong each colour dimension of the eye's *signal* is, before any cortex: normalised singular values of the
+    cone-excitation matrix of the retina's scenes (every pixel of every scene a row, one column per cone type, each
+    column scaled to unit norm so that a cone's sensitivity scale does not matter). The i-th value measures how far
+    the i-th direction of the cone signals departs from the earlier ones; RGB-derived scenes leave at most 3 nonzero.
+    It bounds what the cortex can find: a cone whose excitations are nearly a mix of the others' gives a weak dimension."""
+    E = retina.E.numpy().astype(float)                           # (scenes, N, H, W)
+    X = np.moveaxis(E, 1, -1).reshape(-1, E.shape[1])
+    X = X / np.maximum(np.linalg.norm(X, axis=0), 1e-12)
+    sv = np.linalg.svd(X, compute_uv=False)
+    return sv / max(sv[0], 1e-12)
+
 # %% ../../nbs/papers/color_vision.ipynb #401f669d
 class Simulation:
     """A retina and the cortex that learns from it, with the detached Neural Scopes and the training history.
@@ -615,12 +629,16 @@ class Simulation:
         new.history = {k: list(v) for k, v in self.history.items()}
         return new
 
-    def boost(self, peak: float = BOOST_Q_PEAK, from_type: int = 0, fraction: float = 0.5) -> "Simulation":
+    def boost(self, peak: float = BOOST_Q_PEAK, from_type: int = 0, fraction: float = 0.5,
+              keep_optimizer: bool = False) -> "Simulation":
         """Dimensionality boosting: a new retina where a `fraction` of the `from_type` cells hold a new cone with `peak`;
-        a copy of the trained cortex (C, W, W⁻¹, D and its optimiser state) continues training on the new retina."""
+        a copy of the trained cortex (C, W, W⁻¹, D) continues training on the new retina. As in the official code, only
+        the cortex's weights carry over and Adam starts afresh; `keep_optimizer=True` keeps Adam's moments instead."""
         import torch
         new = self.clone()
         new.retina = self.retina.add_cone_type(peak, from_type, fraction, self.seed)
+        if not keep_optimizer:
+            new.opt = torch.optim.Adam(new.cortex.parameters(), lr=self.lr, foreach=True)
         with torch.random.fork_rng():
             torch.manual_seed(self.seed + 1)
             new.scope_type = torch.nn.Linear(self.K, new.retina.n_types)   # the type scope has one more class
@@ -748,10 +766,12 @@ PARAMS = [
     Param("shift_estimator", "bool", "estimate the eye shift from the signals instead of using the true shift"),
     Param("boost", "bool", "dimensionality boosting: after the N = 3 run add a 500 nm cone to half of the L cells and keep training"),
     Param("boost_steps", "int", "training updates after boosting", low=1, high=20000),
+    Param("boost_control", "bool", "with boosting, also train a cortex from scratch on the boosted eye (same cones and mosaic) "
+          "for steps + boost_steps updates, to tell a failure of boosting from a weak fourth cone (about 4 more minutes at full)"),
 ]
 
 _BASE = dict(peak_set="generic", mosaic="equal", spectra="rich", eye_motion=3, control=True, lateral_inhibition=True,
-             noise=0.005, latent_k=8, lr=3e-3, batch=8, shift_estimator=False)
+             noise=0.005, latent_k=8, lr=3e-3, batch=8, shift_estimator=False, boost_control=False)
 SCALES = {
     "smoke": dict(_BASE, n_seeds=1, cone_counts="3", grid=24, steps=600, boost=False, boost_steps=600),
     "full": dict(_BASE, n_seeds=3, cone_counts="1,2,3,4", grid=32, steps=3000, boost=True, boost_steps=1500),
@@ -827,26 +847,31 @@ def _run_jobs(jobs: Sequence[tuple], workers: int = 2, then: Callable | None = N
         serial(list(running.values()))
 
 
+def make_retina(peaks, p: dict, seed: int, motion: int) -> Retina:
+    "The retina `run()` builds for these cone peaks, run parameters `p`, seed and eye motion."
+    return Retina(peaks, p["grid"], p["mosaic"], p["spectra"], IMAGES, motion, p["lateral_inhibition"], p["noise"], seed)
+
+
 def train_simulations(jobs: Sequence[tuple], p: dict, steps: int, workers: int = 2, then: Callable | None = None,
-                      bar=None) -> list[Simulation]:
+                      bar=None, extra: Sequence[tuple] = ()) -> list[Simulation]:
     """Build and train one cortex per job `(peaks, eye_motion, seed)` (cached by configuration in this process).
 
     Retinas and cortices are built in order in this process (seeded), then trained in parallel (`_run_jobs`).
     `then(i, sim)` is called once per job i (cached ones included) when its cortex is trained, and may return follow-up
-    `(simulation, steps, tag)` jobs; `then(tag, sim)` is called again when each of those finishes."""
+    `(simulation, steps, tag)` jobs; `then(tag, sim)` is called again when each of those finishes. `extra` holds more
+    `(simulation, steps, tag)` jobs, trained first (put the longest there)."""
     sims, todo, follow = [], [], []
     for i, (peaks, motion, seed) in enumerate(jobs):
         key = _sim_key(peaks, p, seed, motion, steps)
         if key not in _TRAINED:
-            retina = Retina(peaks, p["grid"], p["mosaic"], p["spectra"], IMAGES, motion, p["lateral_inhibition"], p["noise"], seed)
-            sim = Simulation(retina, p["latent_k"], p["lr"], p["batch"], seed, p["shift_estimator"])
+            sim = Simulation(make_retina(peaks, p, seed, motion), p["latent_k"], p["lr"], p["batch"], seed, p["shift_estimator"])
             todo.append((key, sim, i))
             sims.append(sim)
         else:
             sims.append(_TRAINED[key])
             if then is not None: follow += list(then(i, _TRAINED[key]))
-    if bar is not None: bar.total = len(todo) + len(follow); bar.refresh()
-    _run_jobs([(sim, steps, i) for _, sim, i in todo] + follow, workers, then, bar)
+    if bar is not None: bar.total = len(extra) + len(todo) + len(follow); bar.refresh()
+    _run_jobs(list(extra) + [(sim, steps, i) for _, sim, i in todo] + follow, workers, then, bar)
     for key, sim, _ in todo:
         if len(_TRAINED) > 64: _TRAINED.pop(next(iter(_TRAINED)))
         _TRAINED[key] = sim
@@ -864,6 +889,7 @@ def _summary(sim: Simulation, seed: int) -> dict:
         r2 = probe_r2(sim, seed=seed)
     sv, sv_all = sim.spectrum(), sim.spectrum(border=0)
     return {"sv": sv.round(5).tolist(), "dims": colour_dims(sv), "sv_all_cells": sv_all.round(5).tolist(),
+            "eye_sv": excitation_spectrum(sim.retina).round(5).tolist(),
             "dims_all_cells": colour_dims(sv_all), "cmf_dims": cm["dims"], "cmf_errors": np.round(cm["errors"], 5).tolist(),
             "cmf_primaries_nm": cm["primaries_nm"], "probe_r2": np.round(r2, 4).tolist(),
             "final_loss": sim.history["loss"][-1], "scope_type_acc": sim.scope_type_accuracy(),
@@ -903,10 +929,15 @@ def _check_boost(m) -> tuple[bool, str]:
     if "boost_dims_after" not in m: return False, "boosting was not run (boost=False or N = 3 not in cone_counts)"
     before, at, after = m["boost_dims_before"], m["boost_dims_at_switch"], m["boost_dims_after"]
     hits = sum(b == 3 and a == 4 for b, a in zip(before, after))
-    return hits >= math.ceil(2 * len(after) / 3), (f"dims of the trichromat before boosting {before}, with the Q cone added "
-                                                    f"(before more training) {at}, after {m['boost_steps']} more steps {after}; "
-                                                    f"4-type sv after {[_per_seed(v) for v in m['boost_sv_after']]} (every cell, border included: dims after "
-                                                    f"{m.get('boost_dims_all_cells_after')}) (need 3 → 4 on ≥ 2 of 3 seeds)")
+    msg = (f"dims of the trichromat before boosting {before}, with the Q cone added (before more training) {at}, after "
+           f"{m['boost_steps']} more steps {after}; 4-type sv after {[_per_seed(v) for v in m['boost_sv_after']]} (every cell, "
+           f"border included: dims after {m.get('boost_dims_all_cells_after')}) (need 3 → 4 on ≥ 2 of 3 seeds). The boosted "
+           f"eye's own cone signals: 4th normalised singular value {_per_seed([v[3] for v in m['boost_eye_sv']])}")
+    if "eye_sv_N4" in m: msg += f" (the generic tetrachromat's: {_per_seed([v[3] for v in m['eye_sv_N4']])})"
+    if "dims_boost_control" in m:
+        msg += (f"; a cortex trained from scratch on the boosted eye: dims {m['dims_boost_control']}, 4th sv "
+                f"{_per_seed([v[3] for v in m['sv_boost_control']])}")
+    return hits >= math.ceil(2 * len(after) / 3), msg
 
 
 def _check_probe(m) -> tuple[bool, str]:
@@ -952,11 +983,16 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     jobs = [(n, p["eye_motion"], f"N{n}") for n in counts]
     if p["control"]: jobs.append((3, 0, "no_motion"))
     all_jobs = [(s, n, motion, tag) for s in seeds for n, motion, tag in jobs]
-    boosts = []
+    boosts, controls = [], []
+    if p["boost"] and p["boost_control"] and 3 in counts:
+        # the boosted eye (same cones, same mosaic: add_cone_type is seeded as in Simulation.boost) with a fresh cortex
+        for s in seeds:
+            eye = make_retina(peaks_for(3), p, s, p["eye_motion"]).add_cone_type(BOOST_Q_PEAK, 0, 0.5, s)
+            controls.append((s, Simulation(eye, p["latent_k"], p["lr"], p["batch"], s, p["shift_estimator"])))
 
     def boost_when_trained(i, sim):
         # runs as each cortex finishes: a trained trichromat (with eye motion) gets a Q cone and trains on at once
-        if not (p["boost"] and i is not None and all_jobs[i][3] == "N3"): return []
+        if not (p["boost"] and isinstance(i, int) and all_jobs[i][3] == "N3"): return []
         b = sim.boost(BOOST_Q_PEAK, from_type=0)
         boosts.append((all_jobs[i][0], sim.dims(), b.dims(), b))
         return [(b, p["boost_steps"], None)]
@@ -964,7 +1000,8 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     bar = progress_bar(total=len(all_jobs), enabled=progress, desc="color_vision: cortices trained")
     with timer("train"):
         sims = train_simulations([(peaks_for(n, p["peak_set"]), motion, s) for s, n, motion, _ in all_jobs], p, p["steps"],
-                                 then=boost_when_trained, bar=bar)
+                                 then=boost_when_trained, bar=bar,
+                                 extra=[(c, p["steps"] + p["boost_steps"], "boost_control") for _, c in controls])
     bar.close()
     for (s, n, motion, tag), sim in zip(all_jobs, sims):
         with timer("read-outs"):
@@ -974,6 +1011,9 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
             summ = _summary(b, s)
         summ.update(dims_before=before, dims_at_switch=at, boost_step=b.boost_step)
         runs.setdefault("boost", []).append(summ)
+    for s, c in controls:
+        with timer("read-outs"):
+            runs.setdefault("boost_control", []).append(_summary(c, s))
     for tag, rs in runs.items():
         if tag == "boost":
             m["boost_dims_before"] = [r["dims_before"] for r in rs]
@@ -982,8 +1022,10 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
             m["boost_sv_after"] = [r["sv"] for r in rs]
             m["boost_dims_all_cells_after"] = [r["dims_all_cells"] for r in rs]
             m["boost_cmf_dims_after"] = [r["cmf_dims"] for r in rs]
+            m["boost_eye_sv"] = [r["eye_sv"] for r in rs]
             continue
-        for k_ in ("sv", "dims", "sv_all_cells", "dims_all_cells", "cmf_dims", "cmf_errors", "probe_r2", "final_loss", "scope_type_acc"):
+        for k_ in ("sv", "dims", "sv_all_cells", "dims_all_cells", "cmf_dims", "cmf_errors", "probe_r2", "final_loss", "scope_type_acc",
+                   "eye_sv"):
             m[f"{k_}_{tag}"] = [r[k_] for r in rs]
     if "N3" in runs:
         m["sv2_motion"] = [r["sv"][1] for r in runs["N3"]]
@@ -991,7 +1033,8 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     if "no_motion" in runs:
         m["sv2_no_motion"] = [r["sv"][1] for r in runs["no_motion"]]
         m["probe_r2_no_motion"] = m["probe_r2_no_motion"]
-    artefacts = {"runs": {tag: [{k_: r[k_] for k_ in ("history", "sv", "sv_all_cells", "cmf_errors", "cmf_primaries_nm", "probe_r2")} for r in rs]
+    artefacts = {"runs": {tag: [{k_: r[k_] for k_ in ("history", "sv", "sv_all_cells", "cmf_errors", "cmf_primaries_nm", "probe_r2", "eye_sv")}
+                                for r in rs]
                           for tag, rs in runs.items()},
                  "boost_step": [r["boost_step"] for r in runs.get("boost", [])]}
     return make_result(PAPER, CLAIMS, scale, seed, p, m, artefacts, timer.timings)
@@ -1184,7 +1227,8 @@ def fig_cmf(errors: Sequence[float], tol: float = 0.05, primaries_nm: Sequence[f
 
 
 def fig_dimensionality_summary(result) -> "go.Figure":
-    "Normalised singular values per condition (one marker per seed): dims track N, not K."
+    """Normalised singular values per condition (one marker per seed): dims track N, not K. Grey dashes: the eye's own
+    cone signals (`excitation_spectrum`), the strength of each dimension the cortex could find."""
     go = _go()
     traces = []
     for tag, rs in result.artefacts["runs"].items():
@@ -1193,6 +1237,10 @@ def fig_dimensionality_summary(result) -> "go.Figure":
             traces.append(go.Scatter(x=[f"{tag}"] * len(sv), y=np.maximum(sv, 1e-5), mode="markers+text", showlegend=False,
                                      text=[f"σ{i + 1}" for i in range(len(sv))], textposition="middle right",
                                      marker=dict(size=9, color=[TYPE_COLOURS[i % 8] for i in range(len(sv))], symbol=j)))
+            if r.get("eye_sv") and j == 0:
+                traces.append(go.Scatter(x=[f"{tag}"] * len(r["eye_sv"]), y=np.maximum(r["eye_sv"], 1e-5), mode="markers",
+                                         name="the eye's cone signals", legendgroup="eye", showlegend=tag == next(iter(result.artefacts["runs"])),
+                                         marker=dict(size=14, color="#999", symbol="line-ew-open", line=dict(width=2))))
     tags = list(result.artefacts["runs"])
     traces.append(go.Scatter(x=tags, y=[DIM_THRESHOLD] * len(tags), mode="lines", name=f"threshold {DIM_THRESHOLD}",
                              line=dict(color="#888", dash="dot")))
@@ -1433,7 +1481,7 @@ def _explorer_class():
 # %% ../../nbs/papers/color_vision.ipynb #4d08d21f
 STATIC_CHECKPOINTS = 12
 _TAG_LABELS = {"N1": "N = 1", "N2": "N = 2", "N3": "N = 3", "N4": "N = 4", "no_motion": "N = 3, no eye motion",
-               "boost": "N = 3 → 4 (boost)"}
+               "boost": "N = 3 → 4 (boost)", "boost_control": "boosted eye, trained from scratch"}
 
 
 def _static_checkpoints(steps: Sequence[float], k: int = STATIC_CHECKPOINTS) -> list[int]:
@@ -1455,7 +1503,7 @@ def static_view(result):
     import plotly.graph_objects as go
     from iclrbench.viz import style
     runs = result.artefacts["runs"]
-    tags = [t for t in ("N1", "N2", "N3", "N4", "no_motion", "boost") if t in runs] + [t for t in runs if t not in _TAG_LABELS]
+    tags = [t for t in ("N1", "N2", "N3", "N4", "no_motion", "boost", "boost_control") if t in runs] + [t for t in runs if t not in _TAG_LABELS]
     seeds = list(result.metrics.get("seeds", [])) or [result.seed]
     boost_steps = list(result.artefacts.get("boost_step", []))
     K = min(STATIC_CHECKPOINTS, *(len(r["history"]["step"]) for rs in runs.values() for r in rs))
