@@ -265,9 +265,9 @@ def test_excitation_spectrum_measures_the_eyes_own_colour_dimensions():
 def test_run_reports_the_boosting_control_and_the_eyes_spectra():
     """With boost_control the run also trains a cortex from scratch on the boosted eye (same cones and mosaic as the
     boosted trichromat's retina) and the boosting check quotes it beside the eyes' own 4th singular values."""
-    p = dict(cv.SCALES["smoke"], grid=12, steps=3, boost=True, boost_steps=2, boost_control=True, control=False)
-    res = cv.run("smoke", progress=False, **{k: v for k, v in p.items() if k in {"grid", "steps", "boost", "boost_steps",
-                                                                                  "boost_control", "control"}})
+    overrides = dict(grid=12, steps=3, boost=True, boost_steps=2, boost_control=True, control=False)
+    res = cv.run("smoke", progress=False, **overrides)
+    p = dict(cv.SCALES["smoke"], **overrides)
     m = res.metrics
     assert len(m["dims_boost_control"]) == 1 and len(m["sv_boost_control"][0]) == 4 and len(m["boost_eye_sv"][0]) == 4
     assert m["eye_sv_N3"][0][0] == 1.0 and len(m["eye_sv_N3"][0]) == 3
@@ -275,7 +275,7 @@ def test_run_reports_the_boosting_control_and_the_eyes_spectra():
     fig = cv.fig_dimensionality_summary(res)
     assert sum(t.name == "the eye's cone signals" for t in fig.data) == len(res.artefacts["runs"])   # one per condition
     held, msg = cv._check_boost(m)
-    assert "from scratch on the boosted eye" in msg and "own cone signals" in msg and held == (m["boost_dims_after"] == [4])
+    assert "from scratch on the boosted eye" in msg and "own cone signals" in msg and held == (m["boost_dims_before"] == [3] and m["boost_dims_after"] == [4])
     eye = cv.make_retina(cv.PEAK_SETS[3], p, 0, 3)
     assert np.array_equal(cv.Simulation(eye, seed=0).boost().retina.mosaic, eye.add_cone_type(cv.BOOST_Q_PEAK, 0, 0.5, 0).mosaic)
 

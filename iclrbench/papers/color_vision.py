@@ -22,11 +22,11 @@ __all__ = ['WAVELENGTHS', 'PEAK_SETS', 'HUMAN_Q', 'BOOST_Q_PEAK', 'XYZ_TO_LINEAR
            'TYPE_COLOURS', 'STATIC_CHECKPOINTS', 'govardovskii', 'cone_fundamentals', 'fit_nomogram_peak', 'wyman_xyz',
            'spectra_to_linear_srgb', 'linear_to_srgb', 'srgb_to_linear', 'load_image', 'smooth_basis', 'spectral_scene',
            'excitations', 'cone_mosaic', 'gaussian_kernel', 'dog_kernel', 'Retina', 'warp', 'loss_mask',
-           'estimate_shift', 'Cortex', 'prediction_loss', 'interior', 'type_means', 'identity_spectrum', 'ring_spectra',
-           'colour_dims', 'excitation_spectrum', 'Simulation', 'probe_r2', 'cmf_sim', 'peaks_for', 'make_retina',
-           'train_simulations', 'train_simulation', 'run', 'fig_cone_fundamentals', 'fig_scene_mosaic',
-           'fig_optic_nerve', 'fig_training', 'fig_percept', 'fig_identities', 'fig_edge_profile', 'fig_cmf',
-           'fig_dimensionality_summary', 'explore', 'static_view']
+           'estimate_shift', 'Cortex', 'prediction_loss', 'interior', 'type_means', 'normalised_singular_values',
+           'identity_spectrum', 'ring_spectra', 'colour_dims', 'excitation_spectrum', 'Simulation', 'probe_r2',
+           'cmf_sim', 'peaks_for', 'make_retina', 'train_simulations', 'train_simulation', 'run',
+           'fig_cone_fundamentals', 'fig_scene_mosaic', 'fig_optic_nerve', 'fig_training', 'fig_percept',
+           'fig_identities', 'fig_edge_profile', 'fig_cmf', 'fig_dimensionality_summary', 'explore', 'static_view']
 
 # %% ../../nbs/papers/color_vision.ipynb #49fa9699
 WAVELENGTHS = np.arange(400.0, 701.0, 10.0)          # 31 bands, nm (the card's miniature grid)
@@ -499,11 +499,16 @@ def type_means(identities: np.ndarray, mosaic: np.ndarray, n_types: int, border:
     return np.stack([C[:, mos == t].mean(axis=1) if (mos == t).any() else np.zeros(C.shape[0]) for t in range(n_types)])
 
 
+def normalised_singular_values(X) -> np.ndarray:
+    "Singular values of the matrix X, divided by the largest ($\\tilde\\sigma_i=\\sigma_i/\\sigma_1$)."
+    sv = np.linalg.svd(np.asarray(X), compute_uv=False)
+    return sv / max(sv[0], 1e-12)
+
+
 def identity_spectrum(identities, mosaic, n_types: int, border: int = 0) -> np.ndarray:
     """Cone-identity rank read-out: singular values of the (N, K) per-type mean C (cells at least `border` from the
     edge), normalised by the largest."""
-    sv = np.linalg.svd(type_means(identities, mosaic, n_types, border), compute_uv=False)
-    return sv / max(sv[0], 1e-12)
+    return normalised_singular_values(type_means(identities, mosaic, n_types, border))
 
 
 def ring_spectra(identities, mosaic, n_types: int, width: int = 2) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -534,9 +539,7 @@ def excitation_spectrum(retina: "Retina") -> np.ndarray:
     It bounds what the cortex can find: a cone whose excitations are nearly a mix of the others' gives a weak dimension."""
     E = retina.E.numpy().astype(float)                           # (scenes, N, H, W)
     X = np.moveaxis(E, 1, -1).reshape(-1, E.shape[1])
-    X = X / np.maximum(np.linalg.norm(X, axis=0), 1e-12)
-    sv = np.linalg.svd(X, compute_uv=False)
-    return sv / max(sv[0], 1e-12)
+    return normalised_singular_values(X / np.maximum(np.linalg.norm(X, axis=0), 1e-12))
 
 # %% ../../nbs/papers/color_vision.ipynb #401f669d
 class Simulation:
