@@ -265,7 +265,7 @@ def test_excitation_spectrum_measures_the_eyes_own_colour_dimensions():
 def test_run_reports_the_boosting_control_and_the_eyes_spectra():
     """With boost_control the run also trains a cortex from scratch on the boosted eye (same cones and mosaic as the
     boosted trichromat's retina) and the boosting check quotes it beside the eyes' own 4th singular values."""
-    overrides = dict(grid=12, steps=3, boost=True, boost_steps=2, boost_control=True, control=False)
+    overrides = dict(grid=12, steps=3, boost=True, boost_steps=2, boost_control=True, boost_generic=True, control=False)
     res = cv.run("smoke", progress=False, **overrides)
     p = dict(cv.SCALES["smoke"], **overrides)
     m = res.metrics
@@ -276,6 +276,14 @@ def test_run_reports_the_boosting_control_and_the_eyes_spectra():
     assert sum(t.name == "the eye's cone signals" for t in fig.data) == len(res.artefacts["runs"])   # one per condition
     held, msg = cv._check_boost(m)
     assert "from scratch on the boosted eye" in msg and "own cone signals" in msg and held == (m["boost_dims_before"] == [3] and m["boost_dims_after"] == [4])
+    # the generic boost: its own trichromat (610/560/440), boosted with the 500 nm cone in half of the 610 nm cells
+    assert m["dims_N3_generic"] == [m["boost_generic_dims_before"][0]] and len(m["boost_generic_sv_after"][0]) == 4
+    assert "generic trichromat 610/560/440" in msg and held == (m["boost_dims_before"] == [3] and m["boost_dims_after"] == [4])
+    assert len(m["boost_generic_eye_sv"][0]) == 4 and m["boost_generic_eye_sv"][0] == res.artefacts["runs"]["boost_generic"][0]["eye_sv"]
+    assert set(res.artefacts["boost_steps_by_run"]) == {"boost", "boost_generic"}
+    assert res.artefacts["boost_steps_by_run"]["boost_generic"] == [3]
+    view = cv.static_view(res)
+    assert any("boost" in (t.name or "") for t in view.data)
     eye = cv.make_retina(cv.PEAK_SETS[3], p, 0, 3)
     assert np.array_equal(cv.Simulation(eye, seed=0).boost().retina.mosaic, eye.add_cone_type(cv.BOOST_Q_PEAK, 0, 0.5, 0).mosaic)
 

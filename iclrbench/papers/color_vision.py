@@ -17,15 +17,15 @@ from ..core import Claim, Paper, Param, Timer, make_result, resolve_params, torc
 from ..core import progress as progress_bar
 
 # %% auto #0
-__all__ = ['WAVELENGTHS', 'PEAK_SETS', 'HUMAN_Q', 'BOOST_Q_PEAK', 'XYZ_TO_LINEAR_SRGB', 'IMAGES', 'SPECTRA', 'RGB_BASIS_CENTRES',
-           'MOSAICS', 'LOSS_BORDER', 'DIM_THRESHOLD', 'PAPER', 'CONE_COUNTS', 'PARAMS', 'SCALES', 'CLAIMS',
-           'TYPE_COLOURS', 'STATIC_CHECKPOINTS', 'govardovskii', 'cone_fundamentals', 'fit_nomogram_peak', 'wyman_xyz',
-           'spectra_to_linear_srgb', 'linear_to_srgb', 'srgb_to_linear', 'load_image', 'smooth_basis', 'spectral_scene',
-           'excitations', 'cone_mosaic', 'gaussian_kernel', 'dog_kernel', 'Retina', 'warp', 'loss_mask',
-           'estimate_shift', 'Cortex', 'prediction_loss', 'interior', 'type_means', 'normalised_singular_values',
-           'identity_spectrum', 'ring_spectra', 'colour_dims', 'excitation_spectrum', 'Simulation', 'probe_r2',
-           'cmf_sim', 'peaks_for', 'make_retina', 'train_simulations', 'train_simulation', 'run',
-           'fig_cone_fundamentals', 'fig_scene_mosaic', 'fig_optic_nerve', 'fig_training', 'fig_percept',
+__all__ = ['WAVELENGTHS', 'PEAK_SETS', 'HUMAN_Q', 'BOOST_Q_PEAK', 'GENERIC_TRICHROMAT', 'XYZ_TO_LINEAR_SRGB', 'IMAGES', 'SPECTRA',
+           'RGB_BASIS_CENTRES', 'MOSAICS', 'LOSS_BORDER', 'DIM_THRESHOLD', 'PAPER', 'CONE_COUNTS', 'PARAMS', 'SCALES',
+           'CLAIMS', 'TYPE_COLOURS', 'STATIC_CHECKPOINTS', 'govardovskii', 'cone_fundamentals', 'fit_nomogram_peak',
+           'wyman_xyz', 'spectra_to_linear_srgb', 'linear_to_srgb', 'srgb_to_linear', 'load_image', 'smooth_basis',
+           'spectral_scene', 'excitations', 'cone_mosaic', 'gaussian_kernel', 'dog_kernel', 'Retina', 'warp',
+           'loss_mask', 'estimate_shift', 'Cortex', 'prediction_loss', 'interior', 'type_means',
+           'normalised_singular_values', 'identity_spectrum', 'ring_spectra', 'colour_dims', 'excitation_spectrum',
+           'Simulation', 'probe_r2', 'cmf_sim', 'peaks_for', 'make_retina', 'train_simulations', 'train_simulation',
+           'run', 'fig_cone_fundamentals', 'fig_scene_mosaic', 'fig_optic_nerve', 'fig_training', 'fig_percept',
            'fig_identities', 'fig_edge_profile', 'fig_cmf', 'fig_dimensionality_summary', 'explore', 'static_view']
 
 # %% ../../nbs/papers/color_vision.ipynb #49fa9699
@@ -33,6 +33,7 @@ WAVELENGTHS = np.arange(400.0, 701.0, 10.0)          # 31 bands, nm (the card's 
 PEAK_SETS = {1: (560.0,), 2: (560.0, 440.0), 3: (560.0, 530.0, 419.0), 4: (610.0, 560.0, 500.0, 440.0)}
 HUMAN_Q = (560.0, 545.0, 530.0, 419.0)                # 'human Q' tetrachromat (L, Q, M, S)
 BOOST_Q_PEAK = 500.0                                  # the card's generic Q cone for the boosting experiment
+GENERIC_TRICHROMAT = (610.0, 560.0, 440.0)            # the generic tetrachromat without its 500 nm cone
 
 
 def govardovskii(wl, lmax: float) -> np.ndarray:
@@ -771,10 +772,13 @@ PARAMS = [
     Param("boost_steps", "int", "training updates after boosting", low=1, high=20000),
     Param("boost_control", "bool", "with boosting, also train a cortex from scratch on the boosted eye (same cones and mosaic) "
           "for steps + boost_steps updates, to tell a failure of boosting from a weak fourth cone (about 4 more minutes at full)"),
+    Param("boost_generic", "bool", "with boosting, also train the generic trichromat 610/560/440 and boost it: half of its L (610 nm) "
+          "cells get the 500 nm cone, so the boosted eye has the generic tetrachromat's cones (about 3 more minutes at full)"),
 ]
 
 _BASE = dict(peak_set="generic", mosaic="equal", spectra="rich", eye_motion=3, control=True, lateral_inhibition=True,
-             noise=0.005, latent_k=8, lr=3e-3, batch=8, shift_estimator=False, boost_control=False)
+             noise=0.005, latent_k=8, lr=3e-3, batch=8, shift_estimator=False, boost_control=False,
+             boost_generic=False)
 SCALES = {
     "smoke": dict(_BASE, n_seeds=1, cone_counts="3", grid=24, steps=600, boost=False, boost_steps=600),
     "full": dict(_BASE, n_seeds=3, cone_counts="1,2,3,4", grid=32, steps=3000, boost=True, boost_steps=1500),
@@ -940,6 +944,11 @@ def _check_boost(m) -> tuple[bool, str]:
     if "dims_boost_control" in m:
         msg += (f"; a cortex trained from scratch on the boosted eye: dims {m['dims_boost_control']}, 4th sv "
                 f"{_per_seed([v[3] for v in m['sv_boost_control']])}")
+    if "boost_generic_dims_after" in m:
+        msg += (f". Reported beside the check, not part of it: the generic trichromat 610/560/440 boosted the same way (500 nm "
+                f"in half of its L cells, giving the generic tetrachromat's cones; the eye's 4th sv "
+                f"{_per_seed([v[3] for v in m['boost_generic_eye_sv']])}): dims before {m['boost_generic_dims_before']}, after "
+                f"{m['boost_generic_dims_after']}, 4th sv after {_per_seed([v[3] for v in m['boost_generic_sv_after']])}")
     return hits >= math.ceil(2 * len(after) / 3), msg
 
 
@@ -983,9 +992,11 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     counts = [int(c) for c in p["cone_counts"].split(",")]
     m: dict[str, Any] = {"seeds": seeds, "cone_counts": p["cone_counts"], "boost_steps": p["boost_steps"]}
     runs: dict[str, list] = {}
-    jobs = [(n, p["eye_motion"], f"N{n}") for n in counts]
-    if p["control"]: jobs.append((3, 0, "no_motion"))
-    all_jobs = [(s, n, motion, tag) for s in seeds for n, motion, tag in jobs]
+    jobs = [(peaks_for(n, p["peak_set"]), p["eye_motion"], f"N{n}") for n in counts]
+    if p["control"]: jobs.append((peaks_for(3), 0, "no_motion"))
+    if p["boost"] and p["boost_generic"]: jobs.append((GENERIC_TRICHROMAT, p["eye_motion"], "N3_generic"))
+    all_jobs = [(s, peaks, motion, tag) for s in seeds for peaks, motion, tag in jobs]
+    boosted_tag = {"N3": "boost", "N3_generic": "boost_generic"}   # trained trichromat -> its boosted run
     boosts, controls = [], []
     if p["boost"] and p["boost_control"] and 3 in counts:
         # the boosted eye (same cones, same mosaic: add_cone_type is seeded as in Simulation.boost) with a fresh cortex
@@ -995,37 +1006,37 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
 
     def boost_when_trained(i, sim):
         # runs as each cortex finishes: a trained trichromat (with eye motion) gets a Q cone and trains on at once
-        if not (p["boost"] and isinstance(i, int) and all_jobs[i][3] == "N3"): return []
-        b = sim.boost(BOOST_Q_PEAK, from_type=0)
-        boosts.append((all_jobs[i][0], sim.dims(), b.dims(), b))
+        if not (p["boost"] and isinstance(i, int) and all_jobs[i][3] in boosted_tag): return []
+        b = sim.boost(BOOST_Q_PEAK, from_type=0)        # half of the L (longest-peak) cells become Q cells
+        boosts.append((boosted_tag[all_jobs[i][3]], all_jobs[i][0], sim.dims(), b.dims(), b))
         return [(b, p["boost_steps"], None)]
 
     bar = progress_bar(total=len(all_jobs), enabled=progress, desc="color_vision: cortices trained")
     with timer("train"):
-        sims = train_simulations([(peaks_for(n, p["peak_set"]), motion, s) for s, n, motion, _ in all_jobs], p, p["steps"],
+        sims = train_simulations([(peaks, motion, s) for s, peaks, motion, _ in all_jobs], p, p["steps"],
                                  then=boost_when_trained, bar=bar,
                                  extra=[(c, p["steps"] + p["boost_steps"], "boost_control") for _, c in controls])
     bar.close()
-    for (s, n, motion, tag), sim in zip(all_jobs, sims):
+    for (s, _, motion, tag), sim in zip(all_jobs, sims):
         with timer("read-outs"):
             runs.setdefault(tag, []).append(_summary(sim, s))
-    for s, before, at, b in sorted(boosts, key=lambda v: v[0]):
+    for tag, s, before, at, b in sorted(boosts, key=lambda v: v[:2]):
         with timer("read-outs"):
             summ = _summary(b, s)
         summ.update(dims_before=before, dims_at_switch=at, boost_step=b.boost_step)
-        runs.setdefault("boost", []).append(summ)
+        runs.setdefault(tag, []).append(summ)
     for s, c in controls:
         with timer("read-outs"):
             runs.setdefault("boost_control", []).append(_summary(c, s))
     for tag, rs in runs.items():
-        if tag == "boost":
-            m["boost_dims_before"] = [r["dims_before"] for r in rs]
-            m["boost_dims_at_switch"] = [r["dims_at_switch"] for r in rs]
-            m["boost_dims_after"] = [r["dims"] for r in rs]
-            m["boost_sv_after"] = [r["sv"] for r in rs]
-            m["boost_dims_all_cells_after"] = [r["dims_all_cells"] for r in rs]
-            m["boost_cmf_dims_after"] = [r["cmf_dims"] for r in rs]
-            m["boost_eye_sv"] = [r["eye_sv"] for r in rs]
+        if tag in ("boost", "boost_generic"):
+            m[f"{tag}_dims_before"] = [r["dims_before"] for r in rs]
+            m[f"{tag}_dims_at_switch"] = [r["dims_at_switch"] for r in rs]
+            m[f"{tag}_dims_after"] = [r["dims"] for r in rs]
+            m[f"{tag}_sv_after"] = [r["sv"] for r in rs]
+            m[f"{tag}_dims_all_cells_after"] = [r["dims_all_cells"] for r in rs]
+            m[f"{tag}_cmf_dims_after"] = [r["cmf_dims"] for r in rs]
+            m[f"{tag}_eye_sv"] = [r["eye_sv"] for r in rs]
             continue
         for k_ in ("sv", "dims", "sv_all_cells", "dims_all_cells", "cmf_dims", "cmf_errors", "probe_r2", "final_loss", "scope_type_acc",
                    "eye_sv"):
@@ -1039,7 +1050,8 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     artefacts = {"runs": {tag: [{k_: r[k_] for k_ in ("history", "sv", "sv_all_cells", "cmf_errors", "cmf_primaries_nm", "probe_r2", "eye_sv")}
                                 for r in rs]
                           for tag, rs in runs.items()},
-                 "boost_step": [r["boost_step"] for r in runs.get("boost", [])]}
+                 "boost_step": [r["boost_step"] for r in runs.get("boost", [])],
+                 "boost_steps_by_run": {tag: [r["boost_step"] for r in runs[tag]] for tag in ("boost", "boost_generic") if tag in runs}}
     return make_result(PAPER, CLAIMS, scale, seed, p, m, artefacts, timer.timings)
 
 # %% ../../nbs/papers/color_vision.ipynb #9bbbc673
@@ -1484,7 +1496,8 @@ def _explorer_class():
 # %% ../../nbs/papers/color_vision.ipynb #4d08d21f
 STATIC_CHECKPOINTS = 12
 _TAG_LABELS = {"N1": "N = 1", "N2": "N = 2", "N3": "N = 3", "N4": "N = 4", "no_motion": "N = 3, no eye motion",
-               "boost": "N = 3 → 4 (boost)", "boost_control": "boosted eye, trained from scratch"}
+               "boost": "N = 3 → 4 (boost)", "boost_control": "boosted eye, trained from scratch",
+               "N3_generic": "N = 3, 610/560/440", "boost_generic": "610/560/440 + 500 nm (boost)"}
 
 
 def _static_checkpoints(steps: Sequence[float], k: int = STATIC_CHECKPOINTS) -> list[int]:
@@ -1506,9 +1519,9 @@ def static_view(result):
     import plotly.graph_objects as go
     from iclrbench.viz import style
     runs = result.artefacts["runs"]
-    tags = [t for t in ("N1", "N2", "N3", "N4", "no_motion", "boost", "boost_control") if t in runs] + [t for t in runs if t not in _TAG_LABELS]
+    tags = [t for t in _TAG_LABELS if t in runs] + [t for t in runs if t not in _TAG_LABELS]
     seeds = list(result.metrics.get("seeds", [])) or [result.seed]
-    boost_steps = list(result.artefacts.get("boost_step", []))
+    boost_steps = result.artefacts.get("boost_steps_by_run", {"boost": result.artefacts.get("boost_step", [])})
     K = min(STATIC_CHECKPOINTS, *(len(r["history"]["step"]) for rs in runs.values() for r in rs))
     fig = go.Figure()
     groups, dyn = {}, []          # tag -> trace indices; (trace index, tag, seed index, kind) of the traces the slider moves
@@ -1537,8 +1550,8 @@ def static_view(result):
                                      marker=dict(color=TYPE_COLOURS[:len(sv)], size=10, line=dict(color="#222", width=1)),
                                      name=f"seed {seed}", visible=tag == tags[0], xaxis="x2", yaxis="y2"))
             dyn.append((len(fig.data) - 1, tag, j, "marker")); idx.append(len(fig.data) - 1)
-            if tag == "boost" and j < len(boost_steps):
-                fig.add_trace(go.Scatter(x=[boost_steps[j] + 1] * 2, y=[1e-3, 1], mode="lines", name="boost (new cone type)",
+            if j < len(boost_steps.get(tag, [])):
+                fig.add_trace(go.Scatter(x=[boost_steps[tag][j] + 1] * 2, y=[1e-3, 1], mode="lines", name="boost (new cone type)",
                                          line=dict(color="#9467bd", dash="dash"), showlegend=j == 0, visible=tag == tags[0],
                                          xaxis="x2", yaxis="y2"))
                 idx.append(len(fig.data) - 1)
