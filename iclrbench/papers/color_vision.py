@@ -1050,8 +1050,7 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     artefacts = {"runs": {tag: [{k_: r[k_] for k_ in ("history", "sv", "sv_all_cells", "cmf_errors", "cmf_primaries_nm", "probe_r2", "eye_sv")}
                                 for r in rs]
                           for tag, rs in runs.items()},
-                 "boost_step": [r["boost_step"] for r in runs.get("boost", [])],
-                 "boost_steps_by_run": {tag: [r["boost_step"] for r in runs[tag]] for tag in ("boost", "boost_generic") if tag in runs}}
+                 "boost_step": {tag: [r["boost_step"] for r in runs[tag]] for tag in ("boost", "boost_generic") if tag in runs}}
     return make_result(PAPER, CLAIMS, scale, seed, p, m, artefacts, timer.timings)
 
 # %% ../../nbs/papers/color_vision.ipynb #9bbbc673
@@ -1521,7 +1520,7 @@ def static_view(result):
     runs = result.artefacts["runs"]
     tags = [t for t in _TAG_LABELS if t in runs] + [t for t in runs if t not in _TAG_LABELS]
     seeds = list(result.metrics.get("seeds", [])) or [result.seed]
-    boost_steps = result.artefacts.get("boost_steps_by_run", {"boost": result.artefacts.get("boost_step", [])})
+    boost_steps = result.artefacts.get("boost_step", {})          # boosted run's tag -> step of the switch, per seed
     K = min(STATIC_CHECKPOINTS, *(len(r["history"]["step"]) for rs in runs.values() for r in rs))
     fig = go.Figure()
     groups, dyn = {}, []          # tag -> trace indices; (trace index, tag, seed index, kind) of the traces the slider moves
