@@ -19,8 +19,8 @@ __all__ = ['STATUS_MARK', 'claim_rows', 'rows_markdown', 'outcomes_markdown', 'r
 
 # %% ../nbs/core/03_claims.ipynb #d1905c1a
 STATUS_MARK = {"held": "✅ held", "not held": "❌ not held", "not reproducible offline": "⚪ not reproducible offline",
-               "not checked at this scale": "⏸ not checked at this scale", "check failed": "⚠️ check failed",
-               "run failed": "💥 run failed"}
+               "not checked at this scale": "⏸ not checked at this scale", "not measured in this run": "⏸ not measured in this run",
+               "check failed": "⚠️ check failed", "run failed": "💥 run failed"}
 
 def _cell(s: Any) -> str: return str(s).replace("|", "\\|").replace("\n", " ")
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 # %% auto #0
-__all__ = ['HELD', 'NOT_HELD', 'OFFLINE', 'NOT_AT_SCALE', 'CHECK_ERROR', 'RESULT_PATH_ENV', 'CONTRACT', 'Paper', 'Param',
-           'resolve_params', 'validate_seed', 'Claim', 'ClaimOutcome', 'evaluate_claims', 'to_jsonable', 'Result',
-           'make_result', 'publish_result', 'ClaimsNotHeld', 'assert_claims_hold', 'seed_everything', 'get_device',
-           'torch_threads', 'Timer', 'progress', 'paper_slugs', 'load_paper']
+__all__ = ['HELD', 'NOT_HELD', 'OFFLINE', 'NOT_AT_SCALE', 'CHECK_ERROR', 'NOT_MEASURED', 'RESULT_PATH_ENV', 'CONTRACT', 'Paper',
+           'Param', 'resolve_params', 'validate_seed', 'Claim', 'ClaimOutcome', 'evaluate_claims', 'to_jsonable',
+           'Result', 'make_result', 'publish_result', 'ClaimsNotHeld', 'assert_claims_hold', 'seed_everything',
+           'get_device', 'torch_threads', 'Timer', 'progress', 'paper_slugs', 'load_paper']
 
 # %% ../nbs/core/00_core.ipynb #f887e4da
 @dataclass(frozen=True)
@@ -112,6 +112,7 @@ def validate_seed(seed: Any) -> int:
 
 # %% ../nbs/core/00_core.ipynb #f259a278
 HELD, NOT_HELD, OFFLINE, NOT_AT_SCALE, CHECK_ERROR = "held", "not held", "not reproducible offline", "not checked at this scale", "check failed"
+NOT_MEASURED = "not measured in this run"   # the check's part was switched off by the run's parameters
 
 @dataclass(frozen=True)
 class Claim:
@@ -120,7 +121,7 @@ class Claim:
     statement: str                 # the paper's claim in one sentence
     paper_value: str               # the paper's own number, with table / figure
     metric: str                    # what the miniature measures
-    check: Callable[[Mapping[str, Any]], tuple[bool, str]] | None = None
+    check: Callable[[Mapping[str, Any]], tuple[bool | None, str]] | None = None   # held None: not measured in this run
     scales: tuple[str, ...] = ("smoke", "full", "paper")   # scales at which the run measures this claim
     note: str = ""                 # why it is not reproducible offline, or what differs in the miniature
 
@@ -131,7 +132,7 @@ class ClaimOutcome:
     statement: str
     paper_value: str
     metric: str
-    status: str                    # held / not held / not reproducible offline / not checked at this scale / check failed
+    status: str                    # HELD, NOT_HELD, OFFLINE, NOT_AT_SCALE, NOT_MEASURED or CHECK_ERROR
     measured: str
 
     @property
@@ -146,7 +147,8 @@ def evaluate_claims(claims: Sequence[Claim], metrics: Mapping[str, Any], scale: 
         if scale not in c.scales: out.append(ClaimOutcome(**base, status=NOT_AT_SCALE, measured=f"measured at scale(s) {', '.join(c.scales)}")); continue
         try:
             held, measured = c.check(metrics)
-            out.append(ClaimOutcome(**base, status=HELD if bool(held) else NOT_HELD, measured=str(measured)))
+            status = NOT_MEASURED if held is None else HELD if bool(held) else NOT_HELD
+            out.append(ClaimOutcome(**base, status=status, measured=str(measured)))
         except Exception as e:  # a broken check is a visible outcome, not a crash of the whole run
             out.append(ClaimOutcome(**base, status=CHECK_ERROR, measured=f"{type(e).__name__}: {e}"))
     return out

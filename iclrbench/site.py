@@ -302,7 +302,7 @@ table.claims td,table.claims th{border:1px solid #d1d5db;padding:4px 8px;vertica
 table.claims th{background:#f3f4f6}
 td.status{white-space:nowrap;font-weight:600}
 tr.held td.status{background:#e6f6e6}tr.not-held td.status,tr.run-failed td.status,tr.check-failed td.status{background:#fde8e8}
-tr.not-reproducible-offline td.status,tr.not-checked-at-this-scale td.status{background:#f3f4f6}
+tr.not-reproducible-offline td.status,tr.not-checked-at-this-scale td.status,tr.not-measured-in-this-run td.status{background:#f3f4f6}
 .site-footer{color:#666;font:12px system-ui,sans-serif;text-align:center;margin:24px}
 """
 

@@ -287,6 +287,20 @@ def test_run_reports_the_boosting_control_and_the_eyes_spectra():
     assert np.array_equal(cv.Simulation(eye, seed=0).boost().retina.mosaic, eye.add_cone_type(cv.BOOST_Q_PEAK, 0, 0.5, 0).mosaic)
 
 
+def test_checks_say_not_measured_when_the_run_switched_their_part_off():
+    "cone_counts without N = 4 or boost=False leave a claim unmeasured, not failed; a part that ran and failed still fails."
+    from iclrbench.core import NOT_HELD, NOT_MEASURED, evaluate_claims
+    m = dict(cone_counts="1,2,3", **{f"dims_N{n}": [n] * 3 for n in (1, 2, 3)},
+             **{f"sv_N{n}": [[1.0, 0.2, 0.1][:n]] * 3 for n in (1, 2, 3)})
+    held, msg = cv._check_dims_track_n(m)
+    assert held is None and "N = [4] not run" in msg
+    assert cv._check_dims_track_n(dict(m, dims_N2=[2, 1, 2]))[0] is False     # N = 2 ran and failed
+    assert cv._check_boost({})[0] is None
+    status = {o.id: o.status for o in evaluate_claims(cv.CLAIMS, m, "full")}
+    assert NOT_HELD not in [status[c.id] for c in cv.CLAIMS if c.check in (cv._check_dims_track_n, cv._check_boost)]
+    assert list(status.values()).count(NOT_MEASURED) == 2
+
+
 def test_bad_parameters_raise_naming_them():
     with pytest.raises(ValueError, match="'eye_motion'"):
         _retina(eye_motion=20)

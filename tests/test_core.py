@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from iclrbench.core import (CHECK_ERROR, HELD, NOT_AT_SCALE, NOT_HELD, OFFLINE, Claim, ClaimsNotHeld, Paper, Param,
+from iclrbench.core import (CHECK_ERROR, HELD, NOT_AT_SCALE, NOT_HELD, NOT_MEASURED, OFFLINE, Claim, ClaimsNotHeld, Paper, Param,
                             Result, assert_claims_hold, evaluate_claims, make_result, paper_slugs, resolve_params,
                             seed_everything, validate_seed)
 from iclrbench.ledger import Ledger, write_json_atomic
@@ -57,9 +57,25 @@ def test_claim_outcomes_cover_every_status():
               Claim("bad", "s", "p", "m", lambda m: (m["a"] < m["b"], "a<b")),
               Claim("off", "s", "p", "m", None, note="needs a hub model"),
               Claim("full", "s", "p", "m", lambda m: (True, ""), scales=("full",)),
-              Claim("err", "s", "p", "m", lambda m: (m["missing"] > 0, ""))]
-    got = [o.status for o in evaluate_claims(claims, {"a": 2, "b": 1}, "smoke")]
-    assert got == [HELD, NOT_HELD, OFFLINE, NOT_AT_SCALE, CHECK_ERROR]
+              Claim("err", "s", "p", "m", lambda m: (m["missing"] > 0, "")),
+              Claim("off-in-run", "s", "p", "m", lambda m: (None, "sweep not run (sweep=False)"))]
+    outcomes = evaluate_claims(claims, {"a": 2, "b": 1}, "smoke")
+    assert [o.status for o in outcomes] == [HELD, NOT_HELD, OFFLINE, NOT_AT_SCALE, CHECK_ERROR, NOT_MEASURED]
+    assert outcomes[-1].measured == "sweep not run (sweep=False)" and not outcomes[-1].held
+
+
+def test_a_part_switched_off_is_not_measured_never_not_held():
+    "A claim whose part the run's parameters switched off neither fails `assert_claims_hold` nor shows as not held."
+    paper = Paper("demo", "Demo", "A. Author", "demo")
+    claims = [Claim("c", "s", "p", "m", lambda m: (None, "not run (x=0)") if m["x"] == 0 else (m["x"] > 1, ""))]
+    r = make_result(paper, claims, "smoke", 0, {}, {"x": 0})
+    assert r.claims[0].status == NOT_MEASURED
+    assert_claims_hold(r)                      # nothing was measured, so nothing failed
+    from iclrbench.claims import STATUS_MARK, outcomes_markdown
+    assert STATUS_MARK[NOT_MEASURED] in outcomes_markdown(r.claims) and "not held" not in outcomes_markdown(r.claims)
+    r2 = make_result(paper, claims, "smoke", 0, {}, {"x": 0.5})
+    with pytest.raises(ClaimsNotHeld):           # the same check can still fail when its part runs
+        assert_claims_hold(r2)
 
 
 def test_result_json_round_trip_and_assertion(tmp_path):

@@ -398,8 +398,8 @@ def _check_balance(m) -> tuple[bool, str]:
                                                f"{_fmt(m['easy_share_bangs'], '{:.2f}')}, confidence {_fmt(m['easy_share_confidence'], '{:.2f}')}")
 
 
-def _check_ablation(m) -> tuple[bool, str]:
-    if "acc_bangs-independent" not in m: return False, "ablations not run (methods='core')"
+def _check_ablation(m) -> tuple[bool | None, str]:
+    if "acc_bangs-independent" not in m: return None, "ablations not run (methods='core')"
     b, i = float(np.mean(m["acc_bangs"])), float(np.mean(m["acc_bangs-independent"]))
     return b > i, f"mean test acc BANGS {b:.3f} vs independent utility {i:.3f} vs Shapley-like {np.mean(m['acc_bangs-shapley']):.3f}"
 

@@ -260,7 +260,7 @@ def _check_parse(m):
 
 def _check_alpha(m):
     h = m.get("alpha_sweep_hall")
-    if not h: raise ValueError("α sweep not run (alpha_sweep=false)")
+    if not h: return None, "α sweep not run (alpha_sweep=false)"
     vals = [h[str(a)] for a in ALPHAS]
     inner = min(vals[1:-1])
     return inner < vals[0] and inner < vals[-1], f"hallucination by α {dict(zip(ALPHAS, [round(v, 3) for v in vals]))} (need an interior minimum)"

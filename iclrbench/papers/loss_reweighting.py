@@ -331,9 +331,9 @@ def _check_order(m) -> tuple[bool, str]:
     return ok, f"step-300 test loss per seed: Quadratic {_fmt(q)} < uniform {_fmt(u)}; Extremes {_fmt(e)} > LinUpper {_fmt(l)}"
 
 
-def _check_lm(m) -> tuple[bool, str]:
+def _check_lm(m) -> tuple[bool | None, str]:
     d = m["lm_gain"]
-    if not d: return False, "LM check not run (lm_seeds=0)"
+    if not d: return None, "LM check not run (lm_seeds=0)"
     return float(np.mean(d)) > 0, (f"held-out pydoc loss (nats/char) uniform {_fmt(m['lm_uniform'])} vs {m['lm_strategy']} "
                                    f"{_fmt(m['lm_reweighted'])}; mean gain {np.mean(d):+.4f} over {len(d)} seed(s)")
 

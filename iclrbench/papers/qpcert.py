@@ -536,17 +536,17 @@ def _check_sgc(m) -> tuple[bool, str]:
                                                     f"SGC {np.mean(s):.2f} vs GCN {np.mean(g):.2f}; per seed SGC {_fmt(s)}, GCN {_fmt(g)}")
 
 
-def _check_ntk(m) -> tuple[bool, str]:
+def _check_ntk(m) -> tuple[bool | None, str]:
     e = m["ntk_rel_error"]
-    if not e: return False, "NTK check not run (ntk_check=False)"
+    if not e: return None, "NTK check not run (ntk_check=False)"
     dec = all(e[i + 1] < e[i] for i in range(len(e) - 1))
     return dec and e[0] / e[-1] > 4, (f"relative error of the empirical NTK at widths {m['ntk_widths']}: {_fmt(e, '{:.3f}')} "
                                       f"(decreasing: {dec}; first/last = {e[0] / e[-1]:.1f}, ~√(width ratio) = "
                                       f"{math.sqrt(m['ntk_widths'][-1] / m['ntk_widths'][0]):.0f} expected)")
 
 
-def _check_plateau(m) -> tuple[bool, str]:
-    if "delta_ratio" not in m: return False, "δ grid not run"
+def _check_plateau(m) -> tuple[bool | None, str]:
+    if "delta_ratio" not in m: return None, "δ grid not run (delta_grid=False)"
     flat = {}
     for a, curves in m["delta_ratio"].items():
         c = np.mean(curves, 0)

@@ -572,8 +572,8 @@ def _check_cats(m) -> tuple[bool, str]:
     return all(a < b for a, b in zip(t, c)), f"PPL at 40 % model-wide: TEAL {_fmt(t)} vs CATS {_fmt(c)}; CATS cap {m['cats_cap']:.3f}"
 
 
-def _check_greedy(m) -> tuple[bool, str]:
-    if "greedy" not in m["per_seed"][0]: return False, "greedy allocation not run (greedy=False)"
+def _check_greedy(m) -> tuple[bool | None, str]:
+    if "greedy" not in m["per_seed"][0]: return None, "greedy allocation not run (greedy=False)"
     t, g = _at(m, "teal", 0.5), _at(m, "greedy", 0.5)
     e = _at(m, "greedy_effective", 0.5)
     return all(b < a for a, b in zip(t, g)), f"PPL at 50 %: uniform {_fmt(t)} vs greedy {_fmt(g)} (greedy effective sparsity {_fmt(e)})"
@@ -584,9 +584,9 @@ def _check_kernel(m) -> tuple[bool, str]:
     return err < 1e-4, f"max |sparse GEMV − dense(masked x)| over all benchmark matrices and p: {err:.2e} (< 1e-4 required)"
 
 
-def _check_speed(m) -> tuple[bool, str]:
+def _check_speed(m) -> tuple[bool | None, str]:
     rows = [r for r in m.get("speed", []) if r["p"] == 0.5]
-    if not rows: return False, "speed benchmark not run"
+    if not rows: return None, "speed benchmark not run (speed_blocks=0)"
     return all(r["speedup"] >= 1.4 for r in rows), ("speed-up at p = 0.5: " + ", ".join(
         f"{r['threads']} thread(s) {r['speedup']:.2f}× (dense {r['dense_ms']:.1f} ms, sparse {r['sparse_ms']:.1f} ms)" for r in rows)
         + f" (≥ 1.4× required; ideal 2×); load average {m.get('load_avg', float('nan')):.1f}")

@@ -318,7 +318,7 @@ def _check_transfer(m):
 
 
 def _check_digits(m):
-    if "digits_attn_jstar" not in m: return False, "digits variant not run (digits=False)"
+    if "digits_attn_jstar" not in m: return None, "digits variant not run (digits=False)"
     a, top, acc = m["digits_attn_jstar"], m["digits_attn_is_max"], m["digits_test_acc"]
     return (top and acc > 0.75), f"digits: attention on slot j* {a:.2f} (largest: {top}), test acc {acc:.3f}"
 
