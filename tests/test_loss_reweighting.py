@@ -122,7 +122,7 @@ def test_gathered_global_batch_gives_the_same_total_loss():
 
 def test_reweighting_trainer_runs_one_step(tmp_path):
     pytest.importorskip("transformers")
-    pytest.importorskip("accelerate", reason="transformers.Trainer needs accelerate (not in the shared venv)")
+    pytest.importorskip("accelerate", reason="transformers.Trainer needs accelerate: pip install iclrbench[hf]")
     import torch
     from transformers import TrainingArguments
     model = _tiny_llama()
