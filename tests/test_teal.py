@@ -168,3 +168,8 @@ def test_claim_checks_can_fail_and_seeded():
         held, msg = c.check(bad)
         assert not held and msg, c.id
 
+
+
+def test_speed_check_is_not_measured_without_the_benchmark_and_fails_without_its_rows():
+    assert teal._check_speed({})[0] is None                                    # speed_blocks=0: nothing measured
+    assert teal._check_speed({"speed": [dict(p=0.25, speedup=3.0)]})[0] is False   # ran, but no p = 0.5 rows

@@ -585,8 +585,9 @@ def _check_kernel(m) -> tuple[bool, str]:
 
 
 def _check_speed(m) -> tuple[bool | None, str]:
-    rows = [r for r in m.get("speed", []) if r["p"] == 0.5]
-    if not rows: return None, "speed benchmark not run (speed_blocks=0)"
+    if "speed" not in m: return None, "speed benchmark not run (speed_blocks=0)"
+    rows = [r for r in m["speed"] if r["p"] == 0.5]
+    if not rows: return False, "the speed benchmark has no p = 0.5 rows"
     return all(r["speedup"] >= 1.4 for r in rows), ("speed-up at p = 0.5: " + ", ".join(
         f"{r['threads']} thread(s) {r['speedup']:.2f}× (dense {r['dense_ms']:.1f} ms, sparse {r['sparse_ms']:.1f} ms)" for r in rows)
         + f" (≥ 1.4× required; ideal 2×); load average {m.get('load_avg', float('nan')):.1f}")
