@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 
 DOCS_OUT ?= _site
 
-.PHONY: install reproduce test readme export clean-nbs sync lab docs browser-deps
+.PHONY: install reproduce test readme export cards clean-nbs sync lab docs browser-deps
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "iclrbench needs Python 3.11 or newer; set PYTHON=/path/to/python3.11"'
@@ -39,7 +39,7 @@ test: install
 	$(BIN)/python -m pytest -q -m "serial or browser" $(PYTEST_ARGS) || status=$$?; \
 	exit $$status
 
-# notebooks → package, clean notebooks, README from nbs/index.ipynb
+# notebooks → package, card index, clean notebooks, README from nbs/index.ipynb
 export: install
 	$(BIN)/nbdev-export
 
@@ -47,9 +47,13 @@ clean-nbs: install
 	$(BIN)/nbdev-clean
 
 readme: install
-	if command -v quarto >/dev/null; then $(BIN)/nbdev-readme; else $(BIN)/python -c 'from iclrbench.docs import render_readme; render_readme()'; fi
+	if command -v quarto >/dev/null; then $(BIN)/nbdev-readme; else $(BIN)/python -c 'from iclrbench.site.readme import render_readme; render_readme()'; fi
 
-sync: export clean-nbs readme
+# the card index (iclrbench/papers/_cards.json): what listing, validation and the site read instead of importing papers
+cards: install
+	$(BIN)/python -c 'from iclrbench.core.registry import write_card_index; print(write_card_index())'
+
+sync: export cards clean-nbs readme
 
 lab: install
 	$(BIN)/python -m pip install --quiet jupyterlab && $(BIN)/jupyter lab nbs/

@@ -21,6 +21,22 @@ def root() -> Path:
 
 _SMOKE: dict[str, object] = {}
 
+# Set by .ci/run: the ledger of the pass that executed every paper notebook once (smoke, seed 0, through the CLI).
+# Tests that need a paper's notebook run read it from there instead of executing the notebook again.
+CI_RUNS_ENV = "ICLRBENCH_CI_RUNS"
+
+
+def stored_notebook_run(slug: str) -> dict | None:
+    """The newest smoke run of `slug` in the CI pass's ledger (a ledger row), or None outside such a pass."""
+    path = os.environ.get(CI_RUNS_ENV)
+    if not path:
+        return None
+    from iclrbench.run.ledger import Ledger
+    rows = [r for r in Ledger(Path(path)).rows(scale="smoke") if r["slug"] == slug]
+    if not rows:
+        raise AssertionError(f"{CI_RUNS_ENV}={path} holds no smoke run of {slug}: the CI notebook pass skipped it")
+    return rows[-1]
+
 
 @pytest.fixture(scope="session")
 def smoke_result():

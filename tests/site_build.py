@@ -30,8 +30,8 @@ def site_papers() -> list[str]:
 @functools.lru_cache(maxsize=None)
 def built_site():
     """`SiteReport` of a site built from fresh smoke runs of `site_papers()` (once per process)."""
-    from iclrbench.settings import load_settings
-    from iclrbench.site import SiteReport, build_site
+    from iclrbench.core.settings import load_settings
+    from iclrbench.site.builder.builder import SiteReport, build_site
     given = os.environ.get("ICLRBENCH_SITE_DIR")
     if given:
         out = Path(given).resolve()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import iclrbench.papers.bangs as bg
-from iclrbench.graphs import csbm_multiclass, karate_club, normalized_adjacency, split_per_class
+from iclrbench.blocks.graphs import csbm_multiclass, karate_club, normalized_adjacency, split_per_class
 from static_view_checks import assert_static_view
 
 

@@ -201,7 +201,7 @@ def test_paper_notebook_runs_in_jupyterlab_and_its_explorer_answers_the_keyboard
         if not any(len(f) > 200 for f in before):
             warnings.warn("the explorer's FigureWidgets show no data until a control moves: the first draw happens in "
                           "explore() before the view exists, and anywidget drops plotly's add-traces message while it loads "
-                          "its module (fix: keep _widget_data/_widget_layout in step in iclrbench.viz.replace_figure)")
+                          "its module (fix: keep _widget_data/_widget_layout in step in iclrbench.views.explorer.replace_figure)")
         pg.evaluate("() => document.querySelector('.jupyter-widgets .widget-slider').scrollIntoView()")  # lab renders what is in view
         pg.wait_for_timeout(1000)
         handle = pg.locator(".jupyter-widgets .widget-slider .noUi-handle").first

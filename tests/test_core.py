@@ -9,8 +9,8 @@ import pytest
 from iclrbench.core import (CHECK_ERROR, HELD, NOT_AT_SCALE, NOT_HELD, NOT_MEASURED, OFFLINE, Claim, ClaimsNotHeld, Paper, Param,
                             Result, assert_claims_hold, evaluate_claims, make_result, paper_slugs, resolve_params,
                             seed_everything, validate_seed)
-from iclrbench.ledger import Ledger, write_json_atomic
-from iclrbench.settings import DEFAULTS, load_settings
+from iclrbench.run.ledger import Ledger, write_json_atomic
+from iclrbench.core.settings import DEFAULTS, load_settings
 
 PARAMS = [Param("n", "int", "count", low=1, high=10), Param("lr", "float", "step", low=0.0, high=1.0),
           Param("mode", "str", "mode", choices=("a", "b")), Param("flag", "bool", "flag")]
@@ -71,7 +71,7 @@ def test_a_part_switched_off_is_not_measured_never_not_held():
     r = make_result(paper, claims, "smoke", 0, {}, {"x": 0})
     assert r.claims[0].status == NOT_MEASURED
     assert_claims_hold(r)                      # nothing was measured, so nothing failed
-    from iclrbench.claims import STATUS_MARK, outcomes_markdown
+    from iclrbench.run.claims import STATUS_MARK, outcomes_markdown
     assert STATUS_MARK[NOT_MEASURED] in outcomes_markdown(r.claims) and "not held" not in outcomes_markdown(r.claims)
     r2 = make_result(paper, claims, "smoke", 0, {}, {"x": 0.5})
     with pytest.raises(ClaimsNotHeld):           # the same check can still fail when its part runs
@@ -143,7 +143,7 @@ os._exit(9)  # die before COMMIT
 
 def test_json_written_atomically(tmp_path, monkeypatch):
     """A crash while writing leaves the previous file intact and no temporary file behind."""
-    import iclrbench.ledger as ledger
+    import iclrbench.run.ledger as ledger
     p = write_json_atomic(tmp_path / "a" / "r.json", {"v": [1, 2]})
     assert json.loads(p.read_text()) == {"v": [1, 2]}
 
@@ -165,7 +165,7 @@ def test_registry_lists_papers():
 
 
 def test_claims_tables_render():
-    from iclrbench.claims import claim_rows, rows_html, rows_markdown, rows_text
+    from iclrbench.run.claims import claim_rows, rows_html, rows_markdown, rows_text
     rows = claim_rows([dict(slug="p", scale="smoke", seed=0, status="ok",
                             claims=[dict(id="c", statement="a | b", paper_value="T1", metric="m", status="held", measured="1 > 0")]),
                        dict(slug="q", scale="smoke", seed=0, status="failed", claims=[], error="ValueError: boom")])

@@ -7,7 +7,7 @@ import ipywidgets as widgets
 import pytest
 
 from iclrbench.core import paper_slugs
-from iclrbench.viz import Explorer, figure_signature
+from iclrbench.views.explorer import Explorer, figure_signature
 
 # one xdist group per paper: every test that needs a paper's cached smoke result runs in the same worker
 SLUGS = [pytest.param(s, marks=pytest.mark.xdist_group(s)) for s in paper_slugs()]

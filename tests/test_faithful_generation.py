@@ -64,8 +64,8 @@ def test_mixture_decode_alpha_extremes_and_context_free_noise(world):
 
 
 def test_dpo_pairs_mask_prompt_and_start_at_log2(world):
-    from iclrbench.lm import LMConfig, TinyLM
-    from iclrbench.prefs import completion_logprobs, dpo_loss
+    from iclrbench.blocks.lm import LMConfig, TinyLM
+    from iclrbench.blocks.preference import completion_logprobs, dpo_loss
     torch.manual_seed(0)
     m = TinyLM(LMConfig(vocab_size=world.vocab_size, n_layer=1, n_head=2, d_model=16, max_len=32)).eval()
     recs = np.array([[1, 2, 3], [4, 5, 6]])

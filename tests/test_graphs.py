@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-import iclrbench.graphs as G
+import iclrbench.blocks.graphs as G
 
 
 def test_sym_normalisation_matches_pyg_gcn_norm():

@@ -62,7 +62,7 @@ def net():
     torch.manual_seed(0)
     model, Xte, yte, acc = gs.train_digit_cnn(seed=0, image_size=16, epochs=4)
     assert acc > 0.9
-    from iclrbench.images import predict
+    from iclrbench.blocks.images import predict
     ok = np.where(predict(model, Xte) == yte)[0][:8]
     return model, torch.tensor(Xte[ok])[:, None], torch.tensor(yte[ok])
 

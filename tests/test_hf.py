@@ -6,7 +6,7 @@ import pytest
 transformers = pytest.importorskip("transformers")
 import torch
 
-from iclrbench import hf
+from iclrbench.blocks import hf
 
 
 @pytest.mark.parametrize("arch", ["llama", "mistral", "qwen2"])
@@ -38,7 +38,7 @@ def test_gpt2_conv1d_is_transposed_and_handled():
 
 
 def test_tinylm_uses_the_llama_names():
-    from iclrbench.lm import LMConfig, TinyLM
+    from iclrbench.blocks.lm import LMConfig, TinyLM
     m = TinyLM(LMConfig(vocab_size=40, arch="llama", n_layer=2, n_head=2, d_model=16, max_len=8))
     assert hf.model_arch(m) == "tinylm"
     assert sorted(p.site for p in hf.projection_modules(m) if p.layer == 0) == sorted(hf.SITES)

@@ -143,7 +143,7 @@ def test_hr_beats_dr_on_held_out_box_inpainting():
     X = torch.tensor(pool[:24])
     op = hr.make_operator("box")
     y = hr.measure(op, X, 0.05, np.random.default_rng(7))
-    from iclrbench.images import psnr
+    from iclrbench.blocks.images import psnr
     res = {m: np.mean([psnr(hr.solve_inverse(den, op, y, m, seed=s).x, X).mean() for s in (1, 2)]) for m in ("dr", "hr")}
     assert res["hr"] > res["dr"] + 0.5, res
 

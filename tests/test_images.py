@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import iclrbench.images as im
+import iclrbench.blocks.images as im
 
 
 def test_load_and_scale():

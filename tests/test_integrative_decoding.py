@@ -55,7 +55,7 @@ class _Lookup(torch.nn.Module):
 
 def test_document_losses_trimmed_groups_equal_the_padded_batch(world):
     """The length-grouped training loss gives every document the same loss (and gradient) as the padded batch."""
-    from iclrbench.lm import LMConfig, TinyLM
+    from iclrbench.blocks.lm import LMConfig, TinyLM
     X = idm.make_corpus(world, 96, 3)
     x, y = X[:, :-1], X[:, 1:]
     assert len(torch.unique((y != 0).sum(1))) >= 2                      # both document lengths are present

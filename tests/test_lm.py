@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from iclrbench.lm import (CharTokenizer, LMConfig, TinyLM, WordTokenizer, flops_per_token, lr_factor, perplexity,
+from iclrbench.blocks.lm import (CharTokenizer, LMConfig, TinyLM, WordTokenizer, flops_per_token, lr_factor, perplexity,
                           pydoc_corpus, pydoc_documents, random_windows, sequence_logprob, split_documents,
                           token_logprobs, train_lm)
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import iclrbench.papers.mallowspo as mp
-from iclrbench.prefs import completion_logprobs, dpo_loss, pack_pairs
+from iclrbench.blocks.preference import completion_logprobs, dpo_loss, pack_pairs
 
 
 def test_constant_dispersion_is_dpo_and_orientation():
@@ -75,7 +75,7 @@ def test_reward_at_kl_and_bad_parameters():
 
 
 def test_bandit_loss_is_the_shared_dpo_loss():
-    """The inlined count-weighted loss of train_bandit equals iclrbench.prefs.dpo_loss over the listed pairs."""
+    """The inlined count-weighted loss of train_bandit equals iclrbench.blocks.preference.dpo_loss over the listed pairs."""
     import torch.nn.functional as F
     w = mp.make_bandit(1, n_prompts=4, n_arms=5, n_pairs=30)
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""iclrbench.ot against POT on the same inputs, and its gradients against finite differences."""
+"""iclrbench.blocks.ot against POT on the same inputs, and its gradients against finite differences."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +7,7 @@ import torch
 
 ot = pytest.importorskip("ot")
 
-from iclrbench.ot import (barycentric_map, entropic_gw, gw_cost, pairwise_cost, sinkhorn, sinkhorn_divergence)
+from iclrbench.blocks.ot import (barycentric_map, entropic_gw, gw_cost, pairwise_cost, sinkhorn, sinkhorn_divergence)
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import iclrbench.papers.patch_level_training as plt
-from iclrbench.lm import LMConfig, TinyLM, token_losses
+from iclrbench.blocks.lm import LMConfig, TinyLM, token_losses
 from static_view_checks import assert_static_view
 
 
@@ -50,7 +50,7 @@ def test_indivisible_length_raises_and_gradients_reach_the_embedding():
 
 def test_hf_patch_loss_on_tiny_llama():
     pytest.importorskip("transformers")
-    from iclrbench.hf import tiny_random_model
+    from iclrbench.blocks.hf import tiny_random_model
     m = tiny_random_model("llama", hidden_size=32, intermediate_size=64, num_attention_heads=4, num_key_value_heads=4)
     ids = torch.randint(0, 128, (2, 16), generator=torch.Generator().manual_seed(3))
     assert plt.patch_causal_lm_loss(m, ids, 1).item() == pytest.approx(m(input_ids=ids, labels=ids).loss.item(), rel=1e-5)
@@ -90,7 +90,7 @@ def test_train_run_reports_flops_and_switch():
     cfg = LMConfig(vocab_size=src.V, arch="gpt", n_layer=1, n_head=2, d_model=16, max_len=8)
     ev = torch.from_numpy(src.sample(8, 9, np.random.default_rng(0)))
     o = plt.train_run(cfg, plt.make_data("fresh", src, 0), 6, 3, K=4, batch=4, eval_x=ev, eval_every=3)
-    from iclrbench.lm import flops_per_token
+    from iclrbench.blocks.lm import flops_per_token
     assert o["flops"] == pytest.approx(9 * flops_per_token(cfg, 8) * 4 * 8)
     assert o["switch_flops"] == pytest.approx(3 * flops_per_token(cfg, 8) * 4 * 8)
     assert o["tokens"] == 3 * 4 * 4 * 8 + 6 * 4 * 8

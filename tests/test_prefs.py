@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from iclrbench.prefs import completion_logprobs, dpo_loss, ipo_loss, pack_pairs, train_preferences
+from iclrbench.blocks.preference import completion_logprobs, dpo_loss, ipo_loss, pack_pairs, train_preferences
 
 
 def test_dpo_loss_values_and_rewards():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import iclrbench.papers.qpcert as qp
-from iclrbench.graphs import GraphData, csbm_binary, karate_club, normalized_adjacency
+from iclrbench.blocks.graphs import GraphData, csbm_binary, karate_club, normalized_adjacency
 from static_view_checks import assert_static_view
 
 

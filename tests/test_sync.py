@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from iclrbench.docs import render_readme
+from iclrbench.site.readme import render_readme
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -41,6 +41,17 @@ def test_nbdev_export_and_clean_change_nothing(tmp_path):
         assert out.returncode == 0, out.stderr[-2000:]
     status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
     assert status == "", f"nbdev-export / nbdev-clean changed files (edit the notebooks, then `make sync`):\n{status}"
+
+
+def test_card_index_is_current():
+    """`iclrbench/papers/_cards.json` is what `make sync` writes from the paper modules (run it after editing a card)."""
+    from iclrbench.core.registry import CARD_INDEX, build_card_index
+    from iclrbench.core.records import to_jsonable
+    stored = json.loads(CARD_INDEX.read_text())
+    fresh = json.loads(json.dumps(to_jsonable(build_card_index())))
+    assert sorted(stored) == sorted(fresh), "papers added or removed: run `make sync`"
+    for slug in fresh:
+        assert stored[slug] == fresh[slug], f"the card index entry of {slug} is stale: run `make sync`"
 
 
 def test_readme_is_generated_from_index_notebook():

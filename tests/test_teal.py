@@ -10,7 +10,7 @@ import torch
 import iclrbench.papers.teal as teal
 
 transformers = pytest.importorskip("transformers")
-from iclrbench import hf
+from iclrbench.blocks import hf
 from static_view_checks import assert_static_view
 
 
@@ -104,7 +104,7 @@ def test_effective_sparsity_weights_by_parameters(llama):
 
 
 def test_greedy_block_allocation_reaches_target_and_prefers_cheap_sites():
-    from iclrbench.lm import LMConfig, TinyLM
+    from iclrbench.blocks.lm import LMConfig, TinyLM
     torch.manual_seed(0)
     model = TinyLM(LMConfig(vocab_size=64, arch="llama", n_layer=1, n_head=2, d_model=32, d_ff=86, max_len=32)).eval()
     x = torch.randint(0, 64, (4, 32), generator=torch.Generator().manual_seed(1))

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core import Claim, Paper, Param, Timer, make_result, resolve_params, torch_threads, validate_seed
 from ..core import progress as progress_bar
-from ..graphs import (GraphData, appnp_propagation, csbm_multiclass, karate_club, normalized_adjacency,
+from ..blocks.graphs import (GraphData, appnp_propagation, csbm_multiclass, karate_club, normalized_adjacency,
                               split_per_class, spring_layout, edge_trace)
 
 # %% auto #0
@@ -483,7 +483,7 @@ CLASS_COLORS = ["#2ca02c", "#d62728", "#9467bd"]
 def accuracy_figure(runs: dict[str, dict], title: str = "Accuracy per self-training round"):
     "Test (solid) and validation (dotted) accuracy per round for each selector; the best-validation round is marked."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     fig = go.Figure()
     for k, r in runs.items():
         col = METHOD_COLORS.get(k, "#444")
@@ -499,7 +499,7 @@ def accuracy_figure(runs: dict[str, dict], title: str = "Accuracy per self-train
 def class_histogram(runs: dict[str, dict], y: np.ndarray, title: str = "True classes of the selected nodes per round"):
     "Stacked bars per (method, round): the true classes of the nodes selected in that round (hatched: wrong pseudo-label share in hover)."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     xs, counts = [], []
     for k, r in runs.items():
         for i, s in enumerate(r.get("selected", [])):
@@ -515,7 +515,7 @@ def class_histogram(runs: dict[str, dict], y: np.ndarray, title: str = "True cla
 def banzhaf_scatter(first: dict | None, y: np.ndarray, title: str = "Round 1: Banzhaf value vs confidence of the candidates"):
     "Candidates of BANGS' first round: x = calibrated confidence, y = Banzhaf value φ, colour = true class, ◆ = selected."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     fig = go.Figure()
     if first:
         cand, conf, phi = (np.asarray(first[k]) for k in ("candidates", "confidence", "values"))
@@ -532,7 +532,7 @@ def selection_graph(pos: np.ndarray, edge_index: np.ndarray, y: np.ndarray, labe
                     upto: int, title: str = ""):
     "The graph: nodes by true class (faint), labeled nodes as squares, nodes selected up to round `upto` ringed by method."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     fig = go.Figure([edge_trace(pos, edge_index, width=0.3)])
     y = np.asarray(y)
     fig.add_trace(go.Scatter(x=pos[:, 0], y=pos[:, 1], mode="markers", name="nodes (colour = true class)",
@@ -560,7 +560,7 @@ def fig_summary(result):
     "Figure 2: best-validation-round test accuracy and selected-class entropy per seed and method."
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     m = result.metrics
     meths = [k for k in ("none", "confidence", "random", "bangs", "bangs-independent", "bangs-shapley") if f"acc_{k}" in m]
     fig = make_subplots(1, 2, subplot_titles=("test accuracy (best-val round)", "class entropy of selected nodes"))
@@ -582,7 +582,7 @@ def explore(result=None):
 def _explorer_class():
     "Built on first use so that importing this module does not import ipywidgets or plotly."
     import ipywidgets as widgets
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class _BangsExplorer(Explorer):
         def __init__(self, result):
@@ -717,7 +717,7 @@ def static_view(result):
     selections (right; the title gives each selector's test accuracy after round r); buttons show both selectors or one."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     p, runs = result.params, result.artefacts["runs"]
     g, masks, _ = miniature_graph(result.seed, p["n_nodes"], p["confusable_scale"], p["n_train"], p["n_val"], p["label_noise"])
     pos = spring_layout(g.edge_index, g.n, seed=0, iterations=40).round(3)

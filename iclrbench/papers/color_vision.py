@@ -1077,7 +1077,7 @@ def _light_template():
 
 def _fig(traces, title: str, height: int = 320, panels: Sequence[str] | None = None, images: bool = False, x: str = "",
          y: str = "", gap: float = 0.06, **extra) -> "go.Figure":
-    """Build a figure in one go (the workbench's style, as `iclrbench.viz.style`, with a light template): one layout dict
+    """Build a figure in one go (the workbench's style, as `iclrbench.views.explorer.style`, with a light template): one layout dict
     validated once is several times faster than successive `update_layout` calls, which keeps explorer redraws fast.
     `panels`: titles of side-by-side panels (axes x, x2, ...; traces name their axes), cheaper than make_subplots."""
     go = _go()
@@ -1297,7 +1297,7 @@ def _boost_peak(peaks: Sequence[float]) -> float:
 def _explorer_class():
     "The explorer class, built on first use so that importing this module does not import ipywidgets or plotly."
     import ipywidgets as widgets
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class _ColourVisionExplorer(Explorer):
         "Controls: cones and peaks, mosaic, image, spectra, eye motion, lateral inhibition, noise, K, steps; buttons."
@@ -1520,7 +1520,7 @@ def static_view(result):
     checkpoint (dims = bars above the dotted threshold), one bar group per seed; right: the whole trajectory with the
     checkpoint marked."""
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     runs = result.artefacts["runs"]
     tags = [t for t in _TAG_LABELS if t in runs] + [t for t in runs if t not in _TAG_LABELS]
     seeds = list(result.metrics.get("seeds", [])) or [result.seed]

@@ -22,10 +22,10 @@ from ..core import Claim, Paper, Param, Result, Timer, make_result, resolve_para
 from ..core import progress as progress_bar
 
 # %% auto #0
-__all__ = ['PAPER', 'WORDS', 'PARAMS', 'SCALES', 'ALPHAS', 'CLAIMS', 'RecordWorld', 'make_record_world', 'pretraining_corpus',
-           'task_records', 'pretrain_lm', 'sft', 'mixture_decode', 'faithfulness', 'scope_pairs', 'scope_dpo',
-           'scope_model', 'run', 'noisy_generate', 'methods_figure', 'alpha_figure', 'record_table', 'city_prob_figure',
-           'negatives_table', 'explore', 'static_view']
+__all__ = ['PAPER', 'WORDS', 'PARAMS', 'SCALES', 'ALPHAS', 'CLAIMS', 'BUDGETS', 'RecordWorld', 'make_record_world',
+           'pretraining_corpus', 'task_records', 'pretrain_lm', 'sft', 'mixture_decode', 'faithfulness', 'scope_pairs',
+           'scope_dpo', 'scope_model', 'run', 'noisy_generate', 'methods_figure', 'alpha_figure', 'record_table',
+           'city_prob_figure', 'negatives_table', 'explore', 'static_view']
 
 # %% ../../nbs/papers/faithful_generation.ipynb #7740fc69
 PAPER = Paper(
@@ -119,7 +119,7 @@ def pretrain_lm(world: RecordWorld, corpus, steps: int, n_layer: int = 2, d_mode
                 lr: float = 3e-3, seed: int = 0, progress: bool = False):
     "Pretrain p_LM on the unconditional corpus; returns the model in eval mode."
     import torch
-    from iclrbench.lm import LMConfig, TinyLM, train_lm
+    from iclrbench.blocks.lm import LMConfig, TinyLM, train_lm
     torch.manual_seed(seed)
     model = TinyLM(LMConfig(vocab_size=world.vocab_size, arch="gpt", n_layer=n_layer, n_head=4, d_model=d_model, max_len=32))
     g = torch.Generator().manual_seed(seed)
@@ -133,7 +133,7 @@ def pretrain_lm(world: RecordWorld, corpus, steps: int, n_layer: int = 2, d_mode
 def sft(model, world: RecordWorld, records, steps: int, lr: float = 1e-3, batch_size: int = 32, seed: int = 0, progress: bool = False):
     "Supervised fine-tuning of a copy of `model` on prompt → text (loss on text tokens only); returns the copy."
     import torch
-    from iclrbench.lm import train_lm
+    from iclrbench.blocks.lm import train_lm
     m = copy.deepcopy(model)
     rows = torch.tensor([world.prompt(r) + world.text(r) for r in records], dtype=torch.long)
     P = len(world.prompt(records[0]))
@@ -201,8 +201,8 @@ def faithfulness(world: RecordWorld, records, outputs) -> dict[str, float]:
 
 # %% ../../nbs/papers/faithful_generation.ipynb #3961005a
 def scope_pairs(world: RecordWorld, records, negatives):
-    "(chosen, rejected) triples for `iclrbench.prefs.train_preferences`: prompt ⊕ reference text vs prompt ⊕ negative."
-    from iclrbench.prefs import pack_pairs
+    "(chosen, rejected) triples for `iclrbench.blocks.preference.train_preferences`: prompt ⊕ reference text vs prompt ⊕ negative."
+    from iclrbench.blocks.preference import pack_pairs
     prompts = [world.prompt(r) for r in records]
     return pack_pairs(prompts, [world.text(r) for r in records]), pack_pairs(prompts, [list(n) for n in negatives])
 
@@ -210,7 +210,7 @@ def scope_pairs(world: RecordWorld, records, negatives):
 def scope_dpo(sft_model, world: RecordWorld, records, negatives, beta: float = 0.1, lr: float = 1e-4, epochs: int = 2,
               batch_size: int = 32, seed: int = 0, progress: bool = False):
     "SCOPE's preference stage: DPO of a copy of the SFT model (also the frozen reference) on (reference, negative) pairs."
-    from iclrbench.prefs import train_preferences
+    from iclrbench.blocks.preference import train_preferences
     chosen, rejected = scope_pairs(world, records, negatives)
     policy = copy.deepcopy(sft_model)
     steps = max(1, int(round(epochs * len(records) / batch_size)))
@@ -364,6 +364,11 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
                job_of=W.job_of, city_of=W.city_of, dpo_losses=losses, alpha_negatives=alpha_neg)
     return make_result(PAPER, CLAIMS, scale, seed, params, m, art, timer.timings)
 
+# Wall-clock budget of one notebook run per scale (the card's; default smoke 60 s, full 900 s). The smoke
+# notebook took 41 s through `iclrbench run` on an idle 2-core machine (2026-12-03) and CI's machine runs
+# ~1.4x slower: the budget only stops runaway runs; the target stays 60 s.
+BUDGETS = {"smoke": 120}
+
 # %% ../../nbs/papers/faithful_generation.ipynb #eba854c4
 def _top_p_filter(logits, top_p: float):
     "Nucleus filtering of (B, V) logits (keeps the smallest set with cumulative probability ≥ top_p)."
@@ -434,7 +439,7 @@ def _go():
 
 def methods_figure(scores: dict, highlight: str | None = None):
     "Hallucination rate and field accuracy per method (bars)."
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     names = [n for n in scores if n != "p_LM (no SFT)"]
     fig = go.Figure()
@@ -450,7 +455,7 @@ def methods_figure(scores: dict, highlight: str | None = None):
 
 def alpha_figure(sweep: dict, hall_sft: float, hall_d12: float, alpha: float | None = None):
     "Hallucination of SCOPE vs α, with SFT(D1) and SFT(D1 ∪ D2) as horizontal lines."
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     a = sorted(float(k) for k in sweep)
     fig = go.Figure(go.Scatter(x=a, y=[sweep[str(x)] for x in a], mode="lines+markers", name="SCOPE", line=dict(color=PALETTE[1], width=3)))
@@ -476,14 +481,14 @@ def record_table(itos, record, outputs: dict, job_of, city_of):
     fig = go.Figure(go.Table(header=dict(values=["model", "output (red: field differs from the record)"]),
                              cells=dict(values=[list(outputs), rows], align="left")))
     prior = f"prior: n{n} → j{int(job_of[n])}, j{j} → c{int(city_of[j])}"
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     return style(fig, f"record name=n{n} job=j{j} city=c{c}   ({prior})", height=330)
 
 
 def city_prob_figure(models: dict, world: RecordWorld, record):
     "P(city token | record, 'N is a J from') under each model: the record's city vs the prior's city."
     import torch
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     n, j, c = (int(v) for v in record)
     x = torch.tensor([world.prompt((n, j, c)) + world.text((n, j, c))[:5]])
@@ -508,7 +513,7 @@ def negatives_table(negatives, sources, records, itos):
         rows.append(" ".join(f"<u><b>{t}</b></u>" if s else t for t, s in zip(w, list(src) + [False] * len(w))))
     recs = [f"n{r[0]} j{r[1]} c{r[2]}" for r in records]
     fig = go.Figure(go.Table(header=dict(values=["record (D2)", "negative ŷ (underlined: from p_LM)"]), cells=dict(values=[recs, rows], align="left")))
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     return style(fig, "SCOPE negatives", height=330)
 
 
@@ -521,7 +526,7 @@ def explore(result=None):
 @functools.lru_cache(maxsize=None)
 def _explorer_class():
     import ipywidgets as widgets
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class _ScopeExplorer(Explorer):
         def __init__(self, result):
@@ -582,7 +587,7 @@ def static_view(result, n_records: int = 8):
     record), and SCOPE's negatives on D2 records at each noise level α (the slider; underlined: tokens drawn from the
     context-free p_LM, red: fields that contradict the record)."""
     from plotly.subplots import make_subplots
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     a, m = result.artefacts, result.metrics
     scores = m["scores"]

@@ -27,7 +27,7 @@ def geometry_cost(z, cost: str = "l2sq"):
 
     `l2sq`: ‖z_i−z_j‖²; `scl2sq`: ‖z_i−z_j‖² / mean (interpretation of the paper's scaled cost);
     `cos`: cosine similarity of the batch-centred points (centring is our choice; the cosine is undefined at 0)."""
-    from iclrbench.ot import pairwise_cost
+    from iclrbench.blocks.ot import pairwise_cost
     if cost == "l2sq": return pairwise_cost(z)
     if cost == "scl2sq":
         C = pairwise_cost(z)
@@ -57,7 +57,7 @@ def gmg_loss(x, y, cost: str = "l2sq", eps0: float = 0.01, n_outer: int = 10, n_
 
     ε = eps0·mean(C_X)·mean(C_Y) (paper, Alg. 1); entropic GW by mirror descent, `n_outer` outer steps × `n_inner`
     Sinkhorn iterations from the identity coupling; gradients reach `y` (and `x`) through C_Y (C_X) at the frozen plan."""
-    from iclrbench.ot import entropic_gw
+    from iclrbench.blocks.ot import entropic_gw
     if not (isinstance(eps0, (int, float)) and eps0 > 0): raise ValueError(f"parameter 'eps0' must be a positive float; got {eps0!r}")
     if x.shape[0] != y.shape[0]: raise ValueError(f"parameter 'y' must have as many rows as 'x'; got {y.shape[0]} and {x.shape[0]}")
     CX, CY = geometry_cost(x, cost), geometry_cost(y, cost)
@@ -69,7 +69,7 @@ def gmg_loss(x, y, cost: str = "l2sq", eps0: float = 0.01, n_outer: int = 10, n_
     return GMGOutput(gmg=dst - out.cost, dst=dst, gw=out.cost, plan=out.plan, eps=eps)
 
 # %% auto #0
-__all__ = ['COSTS', 'REGULARISERS', 'SOURCES', 'TARGETS', 'SPRITE_FACTORS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS',
+__all__ = ['COSTS', 'REGULARISERS', 'SOURCES', 'TARGETS', 'SPRITE_FACTORS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'BUDGETS',
            'geometry_cost', 'GMGOutput', 'distortion', 'gmg_loss', 'sample_cloud', 'make_map', 'GMGConfig',
            'regulariser_value', 'MapTrainer', 'evaluate_map', 'sample_sprite_factors', 'render_sprites',
            'dci_from_importance', 'dci_scores', 'DCIDemoConfig', 'make_sprite_vae', 'beta_vae_terms',
@@ -180,7 +180,7 @@ class MapTrainer:
 
     def train(self, steps: int) -> None:
         import torch
-        from iclrbench.ot import sinkhorn_divergence
+        from iclrbench.blocks.ot import sinkhorn_divergence
         c = self.cfg
         for _ in range(int(steps)):
             xs, _l = sample_cloud(c.source, c.batch, self.rng)
@@ -205,7 +205,7 @@ def evaluate_map(x: np.ndarray, tx: np.ndarray, y: np.ndarray, cost: str = "l2sq
                  gw_outer: int = 10, gw_inner: int = 30, fit_eps: float = 0.05) -> dict[str, float]:
     "Evaluation metrics of a mapped cloud: fit S_ε(T#p, q), DST_n(T), GMG_n(T) and GW_ε (same solver as training)."
     import torch
-    from iclrbench.ot import sinkhorn_divergence
+    from iclrbench.blocks.ot import sinkhorn_divergence
     X, TX, Y = (torch.tensor(v, dtype=torch.float64) for v in (x, tx, y))
     with torch.no_grad():
         fit = float(sinkhorn_divergence(TX, Y, eps=fit_eps, n_iter=2000, tol=1e-6))
@@ -505,6 +505,11 @@ CLAIMS = [
           check=None, note=_DCI_NOTE),
 ]
 
+# Wall-clock budget of one notebook run per scale (the card's; default smoke 60 s, full 900 s). The smoke
+# notebook took 44 s through `iclrbench run` on an idle 2-core machine (2026-12-03) and CI's machine runs
+# ~1.4x slower: the budget only stops runaway runs; the target stays 60 s.
+BUDGETS = {"smoke": 180}
+
 # %% ../../nbs/papers/gromov_monge_gap.ipynb #dd075d01
 def _train_eval(cfg: GMGConfig, seed: int, steps: int, xe, ye, snapshot_every: int = 0):
     "Train one map; return the evaluation metrics and (optionally) snapshots of the mapped evaluation points."
@@ -580,7 +585,7 @@ def _go():
 
 def map_figure(x, lab, y, tx, t: float = 1.0, title: str = "", n_arrows: int = 50):
     "Source (coloured by component), target (grey), points moved a fraction t of the way to T(x), and arrows x → T(x)."
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     x, y, tx, lab = (np.asarray(v) for v in (x, y, tx, lab))
     xt = (1 - t) * x + t * tx
@@ -606,7 +611,7 @@ def distortion_figure(x, tx, lab, cost: str = "l2sq", n: int = 64, title: str = 
     "Heatmap of c_X − c_Y over n points sorted by component, and the histogram of all pairwise differences."
     import torch
     from plotly.subplots import make_subplots
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     go = _go()
     x, tx, lab = np.asarray(x), np.asarray(tx), np.asarray(lab)
     order = np.argsort(lab[:n], kind="stable")
@@ -625,7 +630,7 @@ def distortion_figure(x, tx, lab, cost: str = "l2sq", n: int = 64, title: str = 
 
 def plan_figure(plan, title: str = ""):
     "The entropic GW coupling P* (n × n, points sorted by component); the identity coupling is the diagonal."
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     go = _go()
     P = np.asarray(plan) * len(plan)
     fig = go.Figure(go.Heatmap(z=P, colorscale="Viridis", zmin=0, colorbar=dict(title="n·P")))
@@ -638,7 +643,7 @@ def plan_figure(plan, title: str = ""):
 def values_figure(curves: dict[str, list], bars: dict[str, float], title: str = ""):
     "Left: fit, DST and GMG along training (snapshots); right: GMG vs DST vs GW of the shown map."
     from plotly.subplots import make_subplots
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     fig = make_subplots(rows=1, cols=2, subplot_titles=("along training (evaluation set)", "shown map"),
                         specs=[[{"secondary_y": True}, {}]])
@@ -657,7 +662,7 @@ def values_figure(curves: dict[str, list], bars: dict[str, float], title: str = 
 def fig_claims(result):
     "Fit and distortion of the three regularisers, one marker per seed (the smoke assertions' numbers)."
     from plotly.subplots import make_subplots
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     m = result.metrics
     fig = make_subplots(rows=1, cols=3, subplot_titles=("fit S_ε(T#p, q) ↓", "distortion DST_n ↓", "GMG_n"))
@@ -673,7 +678,7 @@ def fig_dci(result):
     """The §4b demo: DCI-D, completeness, informativeness (R²) and reconstruction (BCE nats / image) of the β-VAEs
     with no regulariser, DST and GMG on the decoder — bars at the mean over seeds, one marker per seed."""
     from plotly.subplots import make_subplots
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     d = result.metrics.get("dci")
     if not d: raise ValueError("parameter 'result' has no DCI demo (run with dci_demo=True, e.g. scale='full')")
@@ -697,7 +702,7 @@ def fig_dci(result):
 def fig_final_maps(result):
     "The three learned maps (first seed) side by side."
     from plotly.subplots import make_subplots
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     a = result.artefacts
     fig = make_subplots(rows=1, cols=3, subplot_titles=[f"{r}: fit {result.metrics['fit_' + r][0]:.3f}, DST {result.metrics['dst_' + r][0]:.1f}" for r in REGULARISERS])
@@ -722,7 +727,7 @@ def _explorer_class():
     "The explorer class, built on first use so that importing this module stays light."
     import torch
     import ipywidgets as widgets
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class _GMGExplorer(Explorer):
         def __init__(self, result):
@@ -795,7 +800,7 @@ def _explorer_class():
                 cost = key[2]
                 x, y = e["x"][:96], e["y"][:96]
                 X, TX, Y = (torch.tensor(v, dtype=torch.float64) for v in (x, tx[:96], y))
-                from iclrbench.ot import sinkhorn_divergence
+                from iclrbench.blocks.ot import sinkhorn_divergence
                 with torch.no_grad():
                     g = gmg_loss(X, TX, cost, eps0, self.base["gw_outer"], self.base["gw_inner"])
                     fit = float(sinkhorn_divergence(TX, Y, eps=0.05, n_iter=300, tol=1e-4))
@@ -857,7 +862,7 @@ def static_view(result):
     """The explorer's static view (client-side controls): buttons pick the regulariser (none / DST / GMG), a slider
     steps through the stored training checkpoints; each frame shows the source blobs (faint), the target (grey), the
     mapped points T(x) coloured by source blob and arrows x → T(x) for 50 points. Title: the final fit / DST / GMG."""
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     a, m = result.artefacts, result.metrics
     regs = [r for r in REGULARISERS if r in a["snapshots"]]

@@ -453,7 +453,7 @@ METHOD_LABELS = {"gse": "GSE", "ablation": "prox-½ only (no grouping)", "l1": "
 def train_digit_cnn(seed: int, image_size: int = 16, epochs: int = 5, progress: bool = False):
     """The shared small CNN trained on the digits (80/20 split fixed by seed 0) upsampled to `image_size`; returns
     (model, x_test, y_test, accuracy). Cached (the explorer reuses the run's first network); its weights are frozen."""
-    from iclrbench.images import accuracy, digits_split, small_cnn, train_classifier, upsample
+    from iclrbench.blocks.images import accuracy, digits_split, small_cnn, train_classifier, upsample
     xtr, ytr, xte, yte = digits_split(0.2, seed=0)
     Xtr, Xte = upsample(xtr, image_size), upsample(xte, image_size)
     net = small_cnn(image_size=image_size, seed=seed)
@@ -492,7 +492,7 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
             with timer("train"):
                 net, Xte, yte, acc = train_digit_cnn(s_k, p["image_size"], p["epochs"])
             accs.append(acc); bar.update(1)
-            from iclrbench.images import predict
+            from iclrbench.blocks.images import predict
             ok = np.where(predict(net, Xte) == yte)[0][:p["n_images"]]
             X = torch.tensor(Xte[ok])[:, None]
             T = torch.tensor((yte[ok] + 1) % 10)
@@ -569,7 +569,7 @@ CLAIMS = [
 def _heat_panels(panels: list[tuple[str, np.ndarray, str, float | None, float | None]], title: str, height: int = 300):
     "Side-by-side heatmaps without make_subplots: (title, image, colorscale, zmin, zmax) per panel."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     n = len(panels)
     fig = go.Figure()
     gap = 0.04
@@ -619,7 +619,7 @@ def metrics_table(result):
 def fig_metrics(result):
     "Per-method means over seeds: ASR, clusters, d2,0, ℓ0, ℓ2 and seconds per image (bars relative to the largest method)."
     import plotly.graph_objects as go
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     methods = [k for k in METHOD_LABELS if f"asr_{k}_mean" in result.metrics]
     keys = _METRIC_KEYS + [("s", "s / image")]
     vals = {(k, m): _metric(result, k, m) for k, _ in keys for m in methods}
@@ -636,7 +636,7 @@ def fig_prox(tau: float = 0.5):
     "Half-threshold (ℓ½), soft (ℓ1) and hard (ℓ0) thresholding for one τ; the ℓ½ prox jumps at p(τ)."
     import plotly.graph_objects as go
     import torch
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     z = torch.linspace(-2, 2, 801, dtype=torch.float64)
     fig = go.Figure()
     for name, fn, c in (("ℓ½ (half)", half_threshold_prox, "#1f77b4"), ("ℓ1 (soft)", soft_threshold_prox, "#d62728"),
@@ -649,14 +649,14 @@ def fig_prox(tau: float = 0.5):
 def _explorer_class():
     import ipywidgets as widgets
     import torch
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class GSEExplorer(Explorer):
         def __init__(self, result=None):
             p = dict(SCALES["smoke"]) if result is None else dict(result.params)
             self.p, self.seed = p, (0 if result is None else result.seed)
             from iclrbench.core import torch_threads
-            from iclrbench.images import predict
+            from iclrbench.blocks.images import predict
             with torch_threads(1):
                 self.net, Xte, yte, _ = train_digit_cnn(self.seed * 100, p["image_size"], p["epochs"])
                 ok = np.where(predict(self.net, Xte) == yte)[0][:8]
@@ -702,7 +702,7 @@ def _explorer_class():
 
         def refresh(self, changed=None):
             import plotly.graph_objects as go
-            from iclrbench.viz import PALETTE, style
+            from iclrbench.views.explorer import PALETTE, style
             st = self.state
             i, t, sig, q = st["image"], int(st["target"]), round(st["sigma"], 5), round(st["q"], 3)
             outs = {"gse": self._attack(i, t, sig, q, True), "ablation": self._attack(i, t, sig, q, False)}
@@ -734,7 +734,7 @@ def _explorer_class():
 
 
 def explore(result=None):
-    "The interactive explorer (an `iclrbench.viz.Explorer`); `result` supplies the seed and the attack settings."
+    "The interactive explorer (an `iclrbench.views.explorer.Explorer`); `result` supplies the seed and the attack settings."
     return _explorer_class()(result)
 
 # %% ../../nbs/papers/group_sparse_attack.ipynb #b7d867b3
@@ -743,7 +743,7 @@ def static_view(result):
     GSE (top row) vs the prox-½-only ablation (bottom row, the explorer's 'grouping' checkbox); the slider steps through
     the attacked digits stored in the result (client-side)."""
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     a = result.artefacts
     methods = [m for m in ("gse", "ablation") if f"delta_{m}" in a]
     clean = np.asarray(a["clean"], dtype=float)

@@ -448,7 +448,7 @@ _UNET_CACHE: dict = {}
 
 def digits_16(x8):
     "Digits (N,1,8,8) in [−1,1] bilinearly upsampled to 16×16 (still in [−1,1]: bilinear weights are convex)."
-    from iclrbench.images import upsample
+    from iclrbench.blocks.images import upsample
     return upsample(np.asarray(x8, dtype=np.float32), UNET_SIZE)
 
 
@@ -526,13 +526,13 @@ def split_digits(seed: int, prior_size: int = 1500):
 @functools.lru_cache(maxsize=1)
 def load_digit_images_sym():
     "The digits in [−1, 1], shape (1797, 1, 8, 8) (cached)."
-    from iclrbench.images import load_digit_images
+    from iclrbench.blocks.images import load_digit_images
     x, y = load_digit_images((-1.0, 1.0), dtype="float64")
     return x[:, None], y
 
 
 def _solve_all(den, op, y, X, methods, p, seeds, beta=None, **kw):
-    from iclrbench.images import psnr
+    from iclrbench.blocks.images import psnr
     out = {}
     for m in methods:
         sols = [solve_inverse(den, op, y, m, beta=p["beta"] if beta is None else beta, steps=p["steps"], lr=p["lr"],
@@ -548,7 +548,7 @@ def _run_unet_comparison(p, seed, seeds, pool, prior, metrics, art, timer, progr
     GMM prior over the same 1500 upsampled prior digits — for every solver seed."""
     import torch
     from iclrbench.core import torch_threads
-    from iclrbench.images import psnr
+    from iclrbench.blocks.images import psnr
     with timer("unet_train"):
         net = trained_digit_unet(seed, p["unet_train_steps"], p["prior_size"], progress=progress)
     eps_model = unet_eps_model(net["model"])
@@ -595,7 +595,7 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
     scale also with a tiny UNet trained on the 16×16 prior digits (`unet_prior`)."""
     import torch
     from iclrbench.core import torch_threads
-    from iclrbench.images import psnr
+    from iclrbench.blocks.images import psnr
     p = resolve_params(PARAMS, SCALES, scale, overrides)
     seed = validate_seed(seed)
     timer = Timer()
@@ -733,7 +733,7 @@ METHOD_COLORS = {"dr": "#d62728", "cr": "#2ca02c", "hr": "#1f77b4", "dps": "#ff7
 def mosaic_figure(rows: dict, title: str = "", psnrs: dict | None = None, height: int | None = None):
     "One heatmap of images: a row per entry of `rows` (name → (n, 8, 8) array in [−1,1]), images side by side."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     names = list(rows)
     n = max(len(np.asarray(v)) for v in rows.values())
     h, w = np.asarray(rows[names[0]]).shape[-2:]
@@ -754,7 +754,7 @@ def mosaic_figure(rows: dict, title: str = "", psnrs: dict | None = None, height
 def curves_figure(curves: dict, x=None, title: str = "", y: str = "PSNR (dB)", x_title: str = "optimisation step", log_y=False):
     "Lines per method (name → 1-D array)."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     fig = go.Figure()
     for m, c in curves.items():
         c = np.asarray(c, dtype=float)
@@ -767,7 +767,7 @@ def curves_figure(curves: dict, x=None, title: str = "", y: str = "PSNR (dB)", x
 
 def fig_images(result, task: str = "box"):
     "Ground truth, measurement and each method's reconstruction of the first 8 test digits (solver seed 0)."
-    from iclrbench.images import psnr
+    from iclrbench.blocks.images import psnr
     imgs = result.artefacts[f"images_{task}"]
     truth = np.asarray(imgs["truth"])
     ps = {k: float(psnr(np.asarray(v), truth).mean()) for k, v in imgs.items() if k not in ("truth",)}
@@ -789,7 +789,7 @@ def fig_reg_norm(result, task: str = "box"):
 def fig_width(result):
     "Box-inpainting PSNR of DR / CR / HR at prior widths s (the main width with all seeds, the others with one)."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     m = result.metrics
     s0 = result.params["prior_width"]
     widths = sorted({s0, *[float(k.split("_s")[1].rsplit("_", 1)[0]) for k in m if k.startswith("psnr_box_s")]})
@@ -805,7 +805,7 @@ def fig_width(result):
 def fig_beta(result):
     "Final box-inpainting PSNR vs β with ±std over solver seeds (β=0: CR, β=1: HR's code with DR noise)."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     m = result.metrics
     bs = [b for b in BETA_GRID if f"psnr_box_beta{b}" in m]
     fig = go.Figure(go.Scatter(x=bs, y=[np.mean(m[f"psnr_box_beta{b}"]) for b in bs], mode="lines+markers", name="HR(β)",
@@ -820,7 +820,7 @@ UNET_ROW_NAMES = {"dr": "DR, UNet prior", "cr": "CR, UNet prior", "hr": "HR, UNe
 
 def fig_unet_images(result):
     "16×16 box inpainting of 8 held-out digits (solver seed 0): DR / CR / HR with the tiny-UNet prior, then with the exact GMM prior."
-    from iclrbench.images import psnr
+    from iclrbench.blocks.images import psnr
     imgs = {k: np.asarray(v) for k, v in result.artefacts["images_unet_box"].items()}
     ps = {k: float(psnr(v, imgs["truth"]).mean()) for k, v in imgs.items() if k != "truth"}
     rows = {UNET_ROW_NAMES.get(k, METHOD_NAMES.get(k, k)): v for k, v in imgs.items()}
@@ -831,7 +831,7 @@ def fig_unet_images(result):
 def fig_unet_bars(result):
     "Mean PSNR (± std over solver seeds) of DR / CR / HR on 16×16 box inpainting, with the tiny-UNet prior and with the exact GMM prior."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     m = result.metrics
     fig = go.Figure()
     for name, key, pattern in (("tiny UNet prior (trained)", "unet", ""), ("exact GMM prior (16×16)", "gmm16", "/")):
@@ -849,7 +849,7 @@ def fig_unet_bars(result):
 def fig_unet_loss(result):
     "The tiny UNet's DDPM training loss (means over blocks of steps)."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     d = result.artefacts["unet_loss"]
     fig = go.Figure(go.Scatter(x=d["step"], y=d["loss"], mode="lines", name="ε-MSE", line=dict(color=METHOD_COLORS["hr"])))
     style(fig, f"tiny UNet training loss ({result.params['unet_train_steps']} Adam steps, batch 64)", "step", "ε-MSE", height=300)
@@ -859,8 +859,8 @@ def fig_unet_loss(result):
 def _explorer_class():
     import ipywidgets as widgets
     import torch
-    from iclrbench.images import psnr
-    from iclrbench.viz import Explorer
+    from iclrbench.blocks.images import psnr
+    from iclrbench.views.explorer import Explorer
 
     class HRExplorer(Explorer):
         def __init__(self, result=None):
@@ -930,7 +930,7 @@ def _explorer_class():
 
         def _row_figure(self, rows, ps, i, mean_ps):
             import plotly.graph_objects as go
-            from iclrbench.viz import style
+            from iclrbench.views.explorer import style
             keys = list(rows)
             canvas = np.full((8, len(keys) * 9 - 1), np.nan)
             for j, k in enumerate(keys): canvas[:, j * 9:j * 9 + 8] = rows[k][0]
@@ -951,7 +951,7 @@ def torch_threads_1():
 
 
 def explore(result=None):
-    "The interactive explorer (an `iclrbench.viz.Explorer`); `result` supplies the seed, settings and the prior-width figure."
+    "The interactive explorer (an `iclrbench.views.explorer.Explorer`); `result` supplies the seed, settings and the prior-width figure."
     return _explorer_class()(result)
 
 # %% ../../nbs/papers/hybrid_regularization.ipynb #3c7d64fa
@@ -963,7 +963,7 @@ def static_view_grid(result) -> dict:
     """DR and HR(β) for β in `STATIC_BETAS` on the explorer's 8 digits, per task in `STATIC_TASKS` (seed, prior and
     solver settings from `result`): reconstructions (8, 8, 8), mean-PSNR curves and final mean PSNRs."""
     import torch
-    from iclrbench.images import psnr
+    from iclrbench.blocks.images import psnr
     p, seed = result.params, int(result.seed)
     out = {}
     with torch_threads_1():
@@ -986,7 +986,7 @@ def static_view(result):
     """The explorer's static view: 8 held-out digits (truth, A†(y), DR, HR(β)) above the mean-PSNR-vs-step curves of DR
     and HR(β); the slider moves β (0 = CR, 1 = fresh noise as DR), the buttons switch between box and random inpainting."""
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     g = static_view_grid(result)
     r2 = lambda a: np.round(np.asarray(a, dtype=float), 2)
 

@@ -21,7 +21,7 @@ from ..core import Claim, Paper, Param, Result, Timer, make_result, resolve_para
 from ..core import progress as progress_bar
 
 # %% auto #0
-__all__ = ['PAPER', 'SPECIALS', 'PHRASINGS', 'GROUPS', 'K_VALUES', 'PARAMS', 'SCALES', 'CLAIMS', 'TRUTHFULQA_TEMPLATE',
+__all__ = ['PAPER', 'SPECIALS', 'PHRASINGS', 'GROUPS', 'K_VALUES', 'PARAMS', 'SCALES', 'CLAIMS', 'BUDGETS', 'TRUTHFULQA_TEMPLATE',
            'STATIC_GROUPS', 'FactsWorld', 'make_world', 'make_corpus', 'parse_city', 'document_losses',
            'train_facts_lm', 'sample_answers', 'greedy_answers', 'integrative_decode', 'majority_vote', 'copy_rate',
            'evaluate_decoders', 'group_accuracy', 'ideal_id_accuracy', 'ideal_accuracies', 'build', 'run',
@@ -177,7 +177,7 @@ def train_facts_lm(world: FactsWorld, corpus, steps: int, n_layer: int = 2, d_mo
                    lr: float = 3e-3, seed: int = 0, progress: bool = False):
     "Train a TinyLM on the corpus rows (padding ignored in the loss); returns the model in eval mode."
     import torch
-    from iclrbench.lm import LMConfig, TinyLM, train_lm
+    from iclrbench.blocks.lm import LMConfig, TinyLM, train_lm
     torch.manual_seed(seed)
     model = TinyLM(LMConfig(vocab_size=world.vocab_size, arch="gpt", n_layer=n_layer, n_head=4, d_model=d_model,
                             max_len=max(32, corpus.shape[1] + 8)))
@@ -503,6 +503,11 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
                id_answers={k: [world.decode(a) for a in v] for k, v in ev["id_answers"].items()})
     return make_result(PAPER, CLAIMS, scale, seed, params, m, art, timer.timings)
 
+# Wall-clock budget of one notebook run per scale (the card's; default smoke 60 s, full 900 s). The smoke
+# notebook took 53 s through `iclrbench run` on an idle 2-core machine (2026-12-03) and CI's machine runs
+# ~1.4x slower: the budget only stops runaway runs; the target stays 60 s.
+BUDGETS = {"smoke": 200}
+
 # %% ../../nbs/papers/integrative_decoding.ipynb #5eb5532b
 TRUTHFULQA_TEMPLATE = ("Question: {question}\nAnswer: {response}\n\nAnswer the above question again with one or two sentences. "
                        "Ensure the factuality of the answer.\nRefined Answer:")
@@ -581,7 +586,7 @@ def _go():
 
 def accuracy_figure(accuracy: dict, k_values, group: str = "overall", highlight_k=None, title=None):
     "Accuracy vs k for ID and the oracle vote, with horizontal lines for greedy and sampling (one entity group)."
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     fig = go.Figure()
     ks = list(k_values)
@@ -606,7 +611,7 @@ def entity_figures(model, world: FactsWorld, e: int, drafts, aggregate: str = "l
     "(table of drafts and answers, heatmap rows × cities at the city step with the aggregated score, greedy path)."
     import torch
     from plotly.subplots import make_subplots
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     ans, trace = entity_trace(model, world, e, drafts, aggregate)
     greedy = greedy_answers(model, world, [e])[0]
@@ -656,7 +661,7 @@ def explore(result=None):
 @functools.lru_cache(maxsize=None)
 def _explorer_class():
     import ipywidgets as widgets
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class _IDExplorer(Explorer):
         def __init__(self, result):
@@ -721,7 +726,7 @@ def static_view(result):
     """The explorer's static view: accuracy vs k of ID, the oracle vote, greedy, sampling and the ideal (Bayes-optimal)
     model's ID. Buttons switch the aggregation (sum of log-probs / of probs; both were run), the slider picks the entity
     group whose accuracy is shown (overall = clean ∪ misconception, misconception, clean, control)."""
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     m = result.metrics
     ks = [int(k) for k in result.artefacts.get("k_values", K_VALUES)]

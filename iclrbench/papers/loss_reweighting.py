@@ -240,7 +240,7 @@ def lm_experiment(seed: int, strategy: str = "linupper", r: float = 0.4, steps: 
                   eval_every: int = 50, eval_tokens: int = 20000, progress: bool = False, device=None) -> dict:
     "Train the tiny LM twice (uniform vs `strategy`) on pydoc + boilerplate; held-out pydoc loss curves."
     import torch
-    from iclrbench.lm import (CharTokenizer, LMConfig, TinyLM, perplexity, pydoc_documents, split_documents, train_lm)
+    from iclrbench.blocks.lm import (CharTokenizer, LMConfig, TinyLM, perplexity, pydoc_documents, split_documents, train_lm)
     docs = pydoc_documents()
     train_docs, val_docs = split_documents(docs, val_frac=0.1, seed=0)
     tok = CharTokenizer("\n\n".join(docs))
@@ -408,7 +408,7 @@ COLORS = {"uniform": "#7f7f7f", "linupper": "#1f77b4", "quadratic": "#2ca02c", "
 def weight_shape_figure(r: float = 1.0, n: int = 64):
     "Weight vs normalised loss h ∈ [−1, 1] for every strategy at temperature r (paper Fig. 7 right), for a batch of n."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     h = np.linspace(-1, 1, 201)
     fig = go.Figure()
     for s in STRATEGIES:
@@ -423,7 +423,7 @@ def weight_shape_figure(r: float = 1.0, n: int = 64):
 def test_curve_figure(steps_eval, test_loss, strategies, title: str = ""):
     "Test loss vs step, log-y, mean ± std over seeds (test_loss: (seeds, S, E))."
     import plotly.graph_objects as go
-    from iclrbench.viz import band_traces, style
+    from iclrbench.views.explorer import band_traces, style
     tl = np.asarray(test_loss, dtype=float)
     tl = np.where(np.isfinite(tl), tl, np.nan)
     fig = go.Figure()
@@ -444,7 +444,7 @@ def test_curve_figure(steps_eval, test_loss, strategies, title: str = ""):
 def batch_strip_figure(snapshot, strategies, strategy: str, step: int):
     "One batch's per-sample losses coloured redundant/informative/outlier, marker size ∝ weight."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     fig = go.Figure()
     if snapshot is None:
         return style(fig, "no snapshot")
@@ -466,7 +466,7 @@ def batch_strip_figure(snapshot, strategies, strategy: str, step: int):
 def lm_figure(lm_runs):
     "Held-out pydoc loss vs step for the LM check, uniform vs reweighted, per seed."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     fig = go.Figure()
     for i, res in enumerate(lm_runs or []):
         for strat, r in res.items():
@@ -487,7 +487,7 @@ def explore(result=None):
 @functools.lru_cache(maxsize=None)
 def _explorer_class():
     import ipywidgets as widgets
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class _ReweightingExplorer(Explorer):
         def __init__(self, result):
@@ -556,7 +556,7 @@ def static_view(result):
     """The explorer's static view: clean test loss vs SGD step for the five strategies; the slider moves the softmax
     temperature r (small r diverges), the buttons switch the training data between clean labels and 5 % outliers."""
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     cells = static_view_grid(result)
     n_s = len(STRATEGIES)
     r0 = min(STATIC_R, key=lambda v: abs(v - float(result.params["r"])))

@@ -41,9 +41,9 @@ def mallows_dpo_loss(policy_chosen, policy_rejected, ref_chosen, ref_rejected, n
 
     The inputs are sequence log-probs (B,) (summed, or averaged with length normalisation, over completion tokens).
     c ≡ 1 is DPO. `neg_log_disp` is detached (the dispersion is a fixed per-prompt weight). Returns
-    `(losses, chosen_rewards, rejected_rewards)` as `iclrbench.prefs.dpo_loss`."""
+    `(losses, chosen_rewards, rejected_rewards)` as `iclrbench.blocks.preference.dpo_loss`."""
     import torch
-    from iclrbench.prefs import dpo_loss
+    from iclrbench.blocks.preference import dpo_loss
     c = torch.as_tensor(neg_log_disp, dtype=policy_chosen.dtype, device=policy_chosen.device).detach()
     if bool((c <= 0).any()) or not bool(torch.isfinite(c).all()):
         raise ValueError("parameter 'neg_log_disp' must be > 0 and finite (c(x) = −log φ(x) with φ in (0, 1))")
@@ -70,7 +70,7 @@ def dispersion_from_reference(ref_model, input_ids, attention_mask, completion_m
     position t is that of the distribution that predicts token t (logits at t−1), so prompt and pad tokens are
     excluded exactly as in the sequence log-prob."""
     import torch
-    from iclrbench.prefs import model_logits
+    from iclrbench.blocks.preference import model_logits
     with torch.no_grad():
         logits = model_logits(ref_model, input_ids, attention_mask)[:, :-1].float()
         logp = torch.log_softmax(logits, -1)
@@ -124,7 +124,7 @@ def train_bandit(wins, weights, betas: Sequence[float] = BETAS, log_ref=None, st
     returns policies (G?, M, len(betas), P, K). θ starts at 0 (π = π_ref)."""
     import torch
     import torch.nn.functional as F
-    from iclrbench.prefs import dpo_loss
+    from iclrbench.blocks.preference import dpo_loss
     W = torch.as_tensor(np.asarray(wins, float))
     squeeze = W.dim() == 3
     if squeeze: W = W[None]
@@ -148,7 +148,7 @@ def train_bandit(wins, weights, betas: Sequence[float] = BETAS, log_ref=None, st
     for _ in range(steps):
         lp = torch.log_softmax(lref_b + th, -1) - lref_b                              # Δ = log π − log π_ref
         margin = lp[..., :, None] - lp[..., None, :]                                  # Δ(a) − Δ(b) for winner a, loser b
-        # = iclrbench.prefs.dpo_loss(Δ(a), Δ(b), 0, 0, beta=β·c(x)) for every (a, b) pair, inlined for speed
+        # = iclrbench.blocks.preference.dpo_loss(Δ(a), Δ(b), 0, 0, beta=β·c(x)) for every (a, b) pair, inlined for speed
         loss = ((Wx * -F.logsigmoid(beff * margin)).sum((3, 4, 5)) / N[:, None, None]).sum()
         opt.zero_grad(); loss.backward(); opt.step()
     pi = torch.softmax(lref[:, None, None] + th, -1).detach().numpy()
@@ -297,7 +297,7 @@ def _go():
 
 def frontier_figure(reward, kl, methods, betas, title="Reward–KL frontier", highlight_beta=None):
     "Reward vs KL per method (mean over worlds, one point per β); `reward`, `kl`: (G, M, B)."
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     fig = go.Figure()
     reward, kl = np.asarray(reward), np.asarray(kl)
@@ -316,7 +316,7 @@ def frontier_figure(reward, kl, methods, betas, title="Reward–KL frontier", hi
 def policy_figure(policy, neg_log_phi, methods, beta_index, betas, title=None):
     "Per-prompt policies (prompts × arms, arms sorted by true utility) for each method at one β, prompts sorted by dispersion."
     from plotly.subplots import make_subplots
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     go = _go()
     order = np.argsort(-np.asarray(neg_log_phi), kind="stable")
     fig = make_subplots(rows=1, cols=len(methods), subplot_titles=list(methods), shared_yaxes=True)
@@ -330,7 +330,7 @@ def policy_figure(policy, neg_log_phi, methods, beta_index, betas, title=None):
 
 def per_prompt_kl_figure(policy, neg_log_phi, methods, beta_index, betas):
     "Per-prompt KL(π_x ‖ uniform) as bars per method, prompts sorted by dispersion (concentrated first)."
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     order = np.argsort(-np.asarray(neg_log_phi), kind="stable")
     fig = go.Figure()
@@ -351,7 +351,7 @@ def mallows_phi_link(phi: float, d):
 
 def link_figure(neg_log_phis=(4.0, 0.5)):
     "Mallows-φ pairwise link g_φ(d) vs the logistic σ(−log φ · d) for the given dispersions."
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     d = np.arange(1, 8)
     fig = go.Figure()
@@ -371,7 +371,7 @@ def explore(result=None):
 @functools.lru_cache(maxsize=None)
 def _explorer_class():
     import ipywidgets as widgets
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class _MallowsExplorer(Explorer):
         def __init__(self, result):
@@ -430,7 +430,7 @@ def static_view(result):
     per-prompt KL(π_x ‖ π_ref) of world 0 (concentrated prompts first). The slider picks β (the highlighted frontier
     points and the bars follow it); the buttons show the frontier averaged over the run's worlds or of one world."""
     from plotly.subplots import make_subplots
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     a = result.artefacts["main"]
     betas = [float(b) for b in result.artefacts["betas"]]

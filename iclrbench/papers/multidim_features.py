@@ -21,17 +21,18 @@ from ..core import (Claim, Paper, Param, Result, Timer, make_result, progress as
 
 # %% auto #0
 __all__ = ['SYNTHETIC', 'DAYS', 'MONTHS', 'NUMBERS', 'FILLERS', 'VOCAB', 'STOI', 'SEQ_LEN', 'PAD', 'BOS', 'DAY_IDS', 'MONTH_IDS',
-           'INTERVENTIONS', 'NUMBER_WORDS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'CAL_COLORS', 'STATIC_MAX_CLUSTERS',
-           'STATIC_MAX_POINTS', 'separability_index', 'mutual_information_bits', 'mixture_index', 'mixture_index_batch',
-           'irreducibility_score', 'synthetic_feature', 'SparseAutoencoder', 'sae_loss', 'SAETrainLog', 'train_sae',
-           'sae_stats', 'cluster_decoder', 'cluster_reconstructions', 'pca', 'calendar_problems', 'split_problems',
-           'arithmetic_sentence', 'list_sentence', 'calendar_batch', 'train_calendar_lm', 'arithmetic_accuracy',
-           'collect_activations', 'normalise_activations', 'is_cyclic_order', 'start_token_means', 'circle_emergence',
-           'ClusterInfo', 'score_clusters', 'sae_pipeline', 'calendar_fraction', 'CircleProbe', 'list_prompts',
-           'fit_circle_probe', 'intervene', 'run_from_layer', 'intervention_experiment', 'next_token_distribution',
-           'days_prompts', 'months_prompts', 'collect_hf_activations', 'hf_pipeline', 'summarise_pipeline', 'run',
-           'cluster_figure', 'indices_figure', 'irreducibility_scatter', 'mi_curve_figure', 'synthetic_figure',
-           'intervention_figure', 'fig_cluster', 'fig_scatter', 'fig_intervention', 'explore', 'static_view']
+           'INTERVENTIONS', 'NUMBER_WORDS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'BUDGETS', 'CAL_COLORS',
+           'STATIC_MAX_CLUSTERS', 'STATIC_MAX_POINTS', 'separability_index', 'mutual_information_bits', 'mixture_index',
+           'mixture_index_batch', 'irreducibility_score', 'synthetic_feature', 'SparseAutoencoder', 'sae_loss',
+           'SAETrainLog', 'train_sae', 'sae_stats', 'cluster_decoder', 'cluster_reconstructions', 'pca',
+           'calendar_problems', 'split_problems', 'arithmetic_sentence', 'list_sentence', 'calendar_batch',
+           'train_calendar_lm', 'arithmetic_accuracy', 'collect_activations', 'normalise_activations',
+           'is_cyclic_order', 'start_token_means', 'circle_emergence', 'ClusterInfo', 'score_clusters', 'sae_pipeline',
+           'calendar_fraction', 'CircleProbe', 'list_prompts', 'fit_circle_probe', 'intervene', 'run_from_layer',
+           'intervention_experiment', 'next_token_distribution', 'days_prompts', 'months_prompts',
+           'collect_hf_activations', 'hf_pipeline', 'summarise_pipeline', 'run', 'cluster_figure', 'indices_figure',
+           'irreducibility_scatter', 'mi_curve_figure', 'synthetic_figure', 'intervention_figure', 'fig_cluster',
+           'fig_scatter', 'fig_intervention', 'explore', 'static_view']
 
 # %% ../../nbs/papers/multidim_features.ipynb #5893620a
 def separability_index(points: np.ndarray, bins: int = 10, n_angles: int = 100, return_curve: bool = False):
@@ -412,7 +413,7 @@ def train_calendar_lm(seed: int, steps: int, random_calendar: bool = False, d_mo
     "Train a TinyLM on the calendar corpus (or the random-calendar control); returns (model, train log, problem split)."
     import torch
     import torch.nn.functional as F
-    from iclrbench.lm import LMConfig, TinyLM, train_lm
+    from iclrbench.blocks.lm import LMConfig, TinyLM, train_lm
     torch.manual_seed(seed)
     model = TinyLM(LMConfig(vocab_size=len(VOCAB), arch="gpt", n_layer=n_layer, n_head=4, d_model=d_model, max_len=SEQ_LEN))
     probs = split_problems(seed)
@@ -885,6 +886,11 @@ CLAIMS = [
           "than with a random 2-D plane or average ablation, each seed", _check_intervention),
 ]
 
+# Wall-clock budget of one notebook run per scale (the card's; default smoke 60 s, full 900 s). The smoke
+# notebook took 43-54 s through `iclrbench run` on an idle 2-core machine (2026-12-03) and CI's machine runs
+# ~1.4x slower: the budget only stops runaway runs; the target stays 60 s.
+BUDGETS = {"smoke": 200}
+
 # %% ../../nbs/papers/multidim_features.ipynb #6cdd7e8e
 def _analysis(model, params, seed, layer, n_latents, l1, show_progress=False, random_calendar=False):
     "Corpus activations at `layer` → SAE pipeline (one SAE)."
@@ -1023,7 +1029,7 @@ def cluster_figure(cl: dict, projection: str = "PCA 0-1", colour: str = "token",
     """The cluster's restricted reconstructions in the plane (or 3-D space) of its top PCs, every point labelled by its
     token and context; day/month class centroids joined in calendar order (a convex polygon when the circle is clean)."""
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     P = np.asarray(cl["proj"], dtype=float)
     toks = list(cl["tokens"]); ctx = list(cl["context"])
     if P.ndim != 2 or len(P) == 0:
@@ -1070,7 +1076,7 @@ def cluster_figure(cl: dict, projection: str = "PCA 0-1", colour: str = "token",
 def indices_figure(rows: dict[str, tuple[float, float]], title: str = ""):
     "Grouped bars of the mixture index M and separability S for the chosen cluster and its references (control, synthetic)."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     names = list(rows)
     fig = go.Figure([go.Bar(x=names, y=[rows[n][0] for n in names], name="mixture index M (low = irreducible)", marker_color="#ff7f0e"),
                      go.Bar(x=names, y=[rows[n][1] for n in names], name="separability S, bits (high = irreducible)", marker_color="#1f77b4"),
@@ -1082,7 +1088,7 @@ def indices_figure(rows: dict[str, tuple[float, float]], title: str = ""):
 def irreducibility_scatter(clusters: Sequence[dict], selected: int | None = None, title: str = ""):
     "Every cluster at (M, S): calendar clusters (>= 50% day or month tokens) highlighted; the selected one circled."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     fig = go.Figure()
     for lab, cond, col in (("day clusters", lambda c: c["frac_days"] >= 0.5, "#d62728"),
                            ("month clusters", lambda c: c["frac_months"] >= 0.5, "#1f77b4"),
@@ -1105,7 +1111,7 @@ def irreducibility_scatter(clusters: Sequence[dict], selected: int | None = None
 def mi_curve_figure(points=None, title: str = "", curve=None):
     "Mutual information (bits) vs rotation angle (from `points`, or a precomputed `curve`); S is its minimum."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     if curve is not None and len(curve):
         mis = np.asarray(curve, dtype=float); ang = np.linspace(0, 2 * np.pi, len(mis)); S = float(mis.min())
     else:
@@ -1120,7 +1126,7 @@ def synthetic_figure(result):
     "The synthetic reference sets with their (M, S)."
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     a = result.artefacts["synthetic"]
     names = list(a["points"])
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=[f"{n}<br>M {a['values'][n]['M']:.2f}, S {a['values'][n]['S']:.2f}"
@@ -1137,7 +1143,7 @@ def synthetic_figure(result):
 def intervention_figure(iv: dict, title: str = ""):
     "Success rate (argmax = intended day) of each intervention, by shift k."
     import plotly.graph_objects as go
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     fig = go.Figure()
     for i, (m, v) in enumerate(iv["success_by_k"].items()):
         fig.add_trace(go.Scatter(x=list(range(1, len(v) + 1)), y=v, mode="lines+markers", name=f"{m} ({np.mean(v):.2f})",
@@ -1179,7 +1185,7 @@ def explore(result=None, extra: dict | None = None):
 def _explorer_class():
     import ipywidgets as widgets
     import plotly.graph_objects as go
-    from iclrbench.viz import Explorer, style
+    from iclrbench.views.explorer import Explorer, style
 
     class _CircleViewer(Explorer):
         "Model, layer, SAE, cluster, projection, colour, calendar-only, firing-radius filter, rotation angle."
@@ -1359,7 +1365,7 @@ def static_view(result, max_clusters: int = STATIC_MAX_CLUSTERS):
     cluster ringed."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     models = result.artefacts["models"]
     tag = f"trained (seed {result.seed})"
     if tag not in models: tag = next(t for t in models if t.startswith("trained"))

@@ -77,7 +77,7 @@ class BigramSource:
     "A word-level bigram language model estimated on `pydoc_data.topics`; `sample(B, L, rng)` draws fresh text."
 
     def __init__(self, max_vocab: int = 512, smoothing: float = 0.01):
-        from iclrbench.lm import WordTokenizer, pydoc_documents
+        from iclrbench.blocks.lm import WordTokenizer, pydoc_documents
         docs = pydoc_documents()
         self.tok = WordTokenizer(docs, max_vocab=max_vocab)
         ids = np.concatenate([self.tok.encode(d) for d in docs])
@@ -126,7 +126,7 @@ def train_run(cfg, data, token_steps: int, patch_steps: int = 0, K: int = 4, bat
     """Train a fresh TinyLM: `patch_steps` patch-level steps (K·T tokens per sequence), then `token_steps`
     token-level steps (fresh AdamW + warm-up/cosine per stage). Returns held-out token loss curve vs FLOPs."""
     import torch
-    from iclrbench.lm import TinyLM, flops_per_token, token_losses, train_lm
+    from iclrbench.blocks.lm import TinyLM, flops_per_token, token_losses, train_lm
     torch.manual_seed(seed)
     model = TinyLM(cfg)
     T = cfg.max_len
@@ -233,7 +233,7 @@ CLAIMS = [
 def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides):
     "Gated single-epoch comparison over seeds, plus the repeated-data contrast; returns a `Result`."
     import torch
-    from iclrbench.lm import LMConfig
+    from iclrbench.blocks.lm import LMConfig
     p = resolve_params(PARAMS, SCALES, scale, overrides)
     validate_seed(seed)
     timer = Timer()
@@ -272,7 +272,7 @@ COLORS = {"a": "#7f7f7f", "b": "#d62728", "c": "#1f77b4", "d": "#ff7f0e"}
 def loss_flops_figure(curves: dict, seed_index: int = 0, extra: dict | None = None, title: str = ""):
     "Held-out token loss vs cumulative training FLOPs for each run of one seed; the patch→token switch is marked."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     fig = go.Figure()
     for r, runs in curves.items():
         if seed_index >= len(runs): continue
@@ -291,7 +291,7 @@ def loss_flops_figure(curves: dict, seed_index: int = 0, extra: dict | None = No
 def cost_figure(m: dict, K: int, lam: float, extra: dict | None = None, regime: str = "fresh"):
     "Final held-out loss vs relative cost (token runs a, b; patch run c; explorer runs), marker at λ/K + 1 − λ."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     fig = go.Figure()
     rc = m["relative_cost"]
     for r, cost in (("a", 1.0), ("b", rc), ("c", rc)):
@@ -307,7 +307,7 @@ def cost_figure(m: dict, K: int, lam: float, extra: dict | None = None, regime: 
 def worked_example_figure(tok, ids, K: int, n_patches: int = 4):
     "A text chunk cut into patches of K tokens and the bag of targets each patch position predicts."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     words = [tok.itos[int(i)] for i in ids[:K * (n_patches + 1)]]
     rows = [(f"patch {p}", " ".join(words[p * K:(p + 1) * K]), "{" + ", ".join(words[(p + 1) * K:(p + 2) * K]) + "}") for p in range(n_patches)]
     fig = go.Figure(go.Table(header=dict(values=["position", f"input: mean embedding of {K} tokens", "predicts the bag"]),
@@ -324,7 +324,7 @@ def explore(result=None):
 @functools.lru_cache(maxsize=None)
 def _explorer_class():
     import ipywidgets as widgets
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class _PatchExplorer(Explorer):
         def __init__(self, result):
@@ -348,7 +348,7 @@ def _explorer_class():
 
         def _train(self):
             import torch
-            from iclrbench.lm import LMConfig
+            from iclrbench.blocks.lm import LMConfig
             s = self.state
             key = (s["K"], round(s["lam"], 2), s["regime"])
             if key not in self._trained:
@@ -383,7 +383,7 @@ def static_view(result):
     λ/K + (1 − λ) of a patch → token run at the run's λ (dashed line, right), as the explorer's K slider does."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     m, cv = result.metrics, result.artefacts["curves"]
     combos = [(rg, i) for rg in ("fresh", "repeated") for i in range(len(next(iter(cv.get(rg, {}).values()), [])))]
     runs = [r for r in ("a", "b", "c", "d") if r in cv["fresh"]]

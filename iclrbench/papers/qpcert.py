@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core import Claim, Paper, Param, Timer, make_result, resolve_params, validate_seed
 from ..core import progress as progress_bar
-from ..graphs import (GraphData, appnp_propagation, csbm_binary, karate_club, normalized_adjacency,
+from ..blocks.graphs import (GraphData, appnp_propagation, csbm_binary, karate_club, normalized_adjacency,
                               spring_layout, edge_trace)
 
 ARCHS = ("GCN", "SGC", "APPNP", "GIN", "GraphSAGE", "MLP")
@@ -728,7 +728,7 @@ def ratio_figure(budgets: Sequence[int], curves: dict[str, Any], highlight: str 
                  x_title: str = "budget b (labels flipped)"):
     "Certified ratio vs budget, one line per architecture (mean ± std over seeds when a list of curves is given)."
     import plotly.graph_objects as go
-    from iclrbench.viz import band_traces, hex_to_rgba, style
+    from iclrbench.views.explorer import band_traces, hex_to_rgba, style
     fig = go.Figure()
     for a, cs in curves.items():
         cs = np.atleast_2d(np.asarray(cs, float))
@@ -756,8 +756,8 @@ def graph_figure(pos: np.ndarray, edge_index: np.ndarray, y: np.ndarray, labeled
                  flips: Sequence[int] = (), flips_within_budget: bool = True, title: str = ""):
     "Graph view: labeled nodes (squares, by label), test nodes coloured by prediction, ringed green (certified) or red."
     import plotly.graph_objects as go
-    from iclrbench.graphs import edge_trace
-    from iclrbench.viz import style
+    from iclrbench.blocks.graphs import edge_trace
+    from iclrbench.views.explorer import style
     fig = go.Figure([edge_trace(pos, edge_index)])
     lab, test = np.asarray(labeled, int), np.asarray(test, int)
     cls_col = np.where(np.asarray(y) > 0, "#1f77b4", "#ff7f0e")
@@ -786,7 +786,7 @@ def graph_figure(pos: np.ndarray, edge_index: np.ndarray, y: np.ndarray, labeled
 def ntk_heatmap(Q: np.ndarray, y: np.ndarray, title: str = ""):
     "Heatmap of the NTK Q with nodes ordered by class (normalised by its largest entry)."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     order = np.argsort(np.asarray(y), kind="stable")
     Qo = Q[np.ix_(order, order)]
     fig = go.Figure(go.Heatmap(z=Qo / np.abs(Qo).max(), colorscale="RdBu", zmid=0, colorbar=dict(title="Q / max")))
@@ -807,7 +807,7 @@ def explore(result=None):
 def _explorer_class():
     "Built on first use so that importing this module does not import ipywidgets or plotly."
     import ipywidgets as widgets
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class _QPCertExplorer(Explorer):
         def __init__(self, result):
@@ -926,7 +926,7 @@ def static_view(result):
     not) using each node's exact minimal flip budget stored by `run`, and moves the b marker on the certified-ratio curves."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     a_ = result.artefacts
     gd = a_["graph"]
     kd = a_.get("karate_graph")

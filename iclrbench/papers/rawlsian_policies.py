@@ -674,7 +674,7 @@ def rate_figure(times, curve_mean, curve_std, policies: Sequence[str], zeta_R: f
                 log_x: bool = True, zeta_R_label: str = "ζ_R (Rawlsian)"):
     "r(t) per policy with ±1 std bands, dashed ζ_R/ζ_U lines and a vertical marker at the min-U/max-fg crossing."
     import plotly.graph_objects as go
-    from iclrbench.viz import band_traces, style
+    from iclrbench.views.explorer import band_traces, style
     show = list(policies) if show is None else list(show)
     fig = go.Figure()
     for j, p in enumerate(policies):
@@ -714,7 +714,7 @@ def trajectory_figure(times, quantiles, policies: Sequence[str], show: Sequence[
     "Quantile fan (5–95 %, 25–75 %, median) of individual welfare over time, one panel per policy."
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from iclrbench.viz import hex_to_rgba, style
+    from iclrbench.views.explorer import hex_to_rgba, style
     show = [p for p in policies if show is None or p in show]
     fig = make_subplots(rows=1, cols=max(1, len(show)), shared_yaxes=True, subplot_titles=show or ["(no policy selected)"])
     t = np.asarray(times, dtype=float)
@@ -746,7 +746,7 @@ def fig_budgets(result: Result):
     "r(t) of min-U, max-g, max-fg and max-f at budgets k ∈ {1, 5, 10} (survival), with ζ_R, ζ_U per k."
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     sw = result.artefacts["budget_sweep"]
     fig = make_subplots(rows=1, cols=len(sw), subplot_titles=[f"k = {k}" for k in sw])
     t = np.asarray(result.artefacts["plot_times"], dtype=float)
@@ -767,7 +767,7 @@ def fig_heterogeneity(result: Result):
     "Paper's Fig. 1b: win rate of min-U over max-fg on the (σ², b) grid, short vs long horizon."
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     h = result.artefacts["heterogeneity"]
     fig = make_subplots(rows=1, cols=2, subplot_titles=[f"short horizon t={h['T_short']}", f"long horizon t={h['T_long']}"])
     for c, key in enumerate(("win_short", "win_long"), start=1):
@@ -846,7 +846,7 @@ def grid_figure(grid: dict[str, Any] | None):
     "Heatmaps of sign(r_minU − r_maxfg) over (g_hi, f_lo) at a short and a long horizon, with the survival boundary."
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     if grid is None:
         fig = go.Figure()
         return style(fig, "Press 'run grid' to map where min-U beats max-fg over (g_hi, f_lo)", "g_hi", "f_lo", height=360)
@@ -868,7 +868,7 @@ def grid_figure(grid: dict[str, Any] | None):
 @functools.lru_cache(maxsize=1)
 def _explorer_class():
     import ipywidgets as W
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class RawlsExplorer(Explorer):
         "Explorer of the welfare dynamics: sliders for the levels, policies to show, and a survival/ruin grid."
@@ -937,7 +937,7 @@ def _explorer_class():
 
 
 def explore(result: Result | None = None):
-    "The interactive explorer (an `iclrbench.viz.Explorer`), started at the run's N, k, T, noise scale and seed."
+    "The interactive explorer (an `iclrbench.views.explorer.Explorer`), started at the run's N, k, T, noise scale and seed."
     cls = _explorer_class()
     if result is None: return cls()
     p = result.params
@@ -949,7 +949,7 @@ STATIC_BUDGETS = (1, 2, 5, 10)
 def static_view(result: Result):
     "The explorer's static view: r(t) of the six policies; buttons for the regime, a slider for the budget k (client-side)."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     p = result.params
     N, T, noise, seed = p["N"], int(min(p["T"], 2000)), float(p["noise_scale"]), min(result.seed, 99)
     regimes = ("survival", "ruin")

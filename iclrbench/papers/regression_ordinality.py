@@ -20,8 +20,8 @@ from ..core import (Claim, Paper, Param, Timer, make_result, resolve_params, tor
 from ..core import progress as progress_bar
 
 # %% auto #0
-__all__ = ['PAPER', 'RUNS', 'PARAMS', 'SCALES', 'CLAIMS', 'rot_loss', 'ordinal_entropy_loss', 'make_regressor', 'nuisance_task',
-           'conditional_spread', 'gaussian_conditional_entropy', 'RegConfig', 'train_regressor', 'run',
+__all__ = ['PAPER', 'RUNS', 'PARAMS', 'SCALES', 'CLAIMS', 'BUDGETS', 'rot_loss', 'ordinal_entropy_loss', 'make_regressor',
+           'nuisance_task', 'conditional_spread', 'gaussian_conditional_entropy', 'RegConfig', 'train_regressor', 'run',
            'features_figure', 'spread_figure', 'plans_figure', 'fig_claims', 'explore', 'static_view']
 
 # %% ../../nbs/papers/regression_ordinality.ipynb #e21ceed4
@@ -33,7 +33,7 @@ def rot_loss(z, y, reg: float = 0.1, sample_size: int = 100, n_iter: int = 50, g
     no gradient (targets only); T_z is detached when `detach_plan` (our CPU shortcut; the official code backpropagates
     through POT's Sinkhorn iterations)."""
     import torch
-    from iclrbench.ot import pairwise_cost, sinkhorn
+    from iclrbench.blocks.ot import pairwise_cost, sinkhorn
     if not reg > 0: raise ValueError(f"parameter 'reg' must be a positive float; got {reg!r}")
     n = z.shape[0]
     if y.dim() == 1: y = y[:, None]
@@ -57,7 +57,7 @@ def ordinal_entropy_loss(z, y):
     of centres of their distance weighted by the min-max-normalised target distance; tightness = mean squared
     distance of features to their centre (zero for continuous targets, where every target is distinct)."""
     import torch
-    from iclrbench.ot import pairwise_cost
+    from iclrbench.blocks.ot import pairwise_cost
     yv = y.reshape(len(y), -1)
     uni, inv = torch.unique(yv, dim=0, return_inverse=True)
     f = torch.nn.functional.normalize(z, dim=1)
@@ -257,6 +257,11 @@ CLAIMS = [
           check=None, note="Needs AgeDB-DIR / NYUD2-DIR downloads and ResNet training; not reproducible offline."),
 ]
 
+# Wall-clock budget of one notebook run per scale (the card's; default smoke 60 s, full 900 s). The smoke
+# notebook took 49 s through `iclrbench run` on an idle 2-core machine (2026-12-03) and CI's machine runs
+# ~1.4x slower: the budget only stops runaway runs; the target stays 60 s.
+BUDGETS = {"smoke": 180}
+
 # %% ../../nbs/papers/regression_ordinality.ipynb #b27b8cee
 def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides):
     "Train baseline / MT / ROT / MT+ROT (and optionally Ordinal Entropy) on the nuisance task over seeds; return a `Result`."
@@ -311,7 +316,7 @@ def _pca2(z: np.ndarray) -> np.ndarray:
 def features_figure(panels: dict[str, np.ndarray], y: np.ndarray, title: str = ""):
     "PCA(z) of test points coloured by the target, one panel per run."
     from plotly.subplots import make_subplots
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     go = _go()
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(panels))
     for j, (name, z) in enumerate(panels.items()):
@@ -325,7 +330,7 @@ def features_figure(panels: dict[str, np.ndarray], y: np.ndarray, title: str = "
 
 def spread_figure(snaps: dict[str, list], epoch: int | None = None, title: str = ""):
     "Conditional spread (H(Z|Y) proxy) of the test features along training, one line per run."
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     fig = go.Figure()
     for i, (name, ss) in enumerate(snaps.items()):
@@ -340,8 +345,8 @@ def plans_figure(z: np.ndarray, y: np.ndarray, reg: float, n: int = 100, title: 
     "The two self-transport plans of ROT-Reg, T_y and T_z, on n test points sorted by y."
     import torch
     from plotly.subplots import make_subplots
-    from iclrbench.ot import pairwise_cost, sinkhorn
-    from iclrbench.viz import style
+    from iclrbench.blocks.ot import pairwise_cost, sinkhorn
+    from iclrbench.views.explorer import style
     go = _go()
     order = np.argsort(y[:n])
     Z = torch.tensor(np.asarray(z)[:n][order], dtype=torch.float64)
@@ -363,7 +368,7 @@ def plans_figure(z: np.ndarray, y: np.ndarray, reg: float, n: int = 100, title: 
 def fig_claims(result):
     "Test MSE and conditional spread of every run, one marker per seed."
     from plotly.subplots import make_subplots
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     m = result.metrics
     runs = [k[len("test_mse_"):] for k in m if k.startswith("test_mse_")]
@@ -384,7 +389,7 @@ def explore(result=None):
 @functools.lru_cache(maxsize=None)
 def _explorer_class():
     import ipywidgets as widgets
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class _RegExplorer(Explorer):
         def __init__(self, result):
@@ -466,7 +471,7 @@ def static_view(result):
     y (the tighter, the thinner the coloured curve); right: the conditional spread (H(Z|Y) proxy) of every run along
     training, the selected run's current snapshot marked."""
     from plotly.subplots import make_subplots
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     go = _go()
     a = result.artefacts
     snaps = a["snapshots"]

@@ -100,7 +100,7 @@ def calibrate(model, batches, projections=None, max_samples: int = 400_000, seed
 
     At most `max_samples` entries per site are kept (uniform subsample, seeded)."""
     torch = _torch()
-    from iclrbench.hf import projection_modules
+    from iclrbench.blocks.hf import projection_modules
     projs = projection_modules(model) if projections is None else projections
     store: dict = {p.name: [] for p in projs}
     cats: dict = {p.name: [] for p in projs if p.site == "gate_proj"}
@@ -145,7 +145,7 @@ class ActivationSparsifier:
 
     def __init__(self, model, rules: dict | None = None, cats: dict | None = None, mode: str = "last_half",
                  seed: int = 0, projections=None):
-        from iclrbench.hf import projection_modules
+        from iclrbench.blocks.hf import projection_modules
         if mode not in MODES: raise ValueError(f"parameter 'mode' must be one of {list(MODES)}; got {mode!r}")
         self.model, self.mode = model, mode
         self.projections = projection_modules(model) if projections is None else projections
@@ -398,7 +398,7 @@ SITE_GROUPS = {"qkv (attn in)": ("q_proj", "k_proj", "v_proj"), "o (attn out)": 
 def char_data(seed: int = 0):
     "Char-level pydoc text: (tokenizer, train ids, held-out ids), split by document."
     import torch
-    from iclrbench.lm import CharTokenizer, pydoc_documents, split_documents
+    from iclrbench.blocks.lm import CharTokenizer, pydoc_documents, split_documents
     docs = pydoc_documents()
     tr, va = split_documents(docs, val_frac=0.1, seed=seed)
     tok = CharTokenizer("\n\n".join(docs))
@@ -409,7 +409,7 @@ def train_tiny_llama(seed: int, n_layer: int = 2, d_model: int = 128, d_ff: int 
                      steps: int = 150, batch: int = 8, lr: float = 3e-3, progress: bool = False):
     "A Llama-style TinyLM trained on char-level pydoc text (one seed = one model)."
     import torch
-    from iclrbench.lm import LMConfig, TinyLM, random_windows, train_lm
+    from iclrbench.blocks.lm import LMConfig, TinyLM, random_windows, train_lm
     tok, tr, _ = char_data()
     torch.manual_seed(seed)
     model = TinyLM(LMConfig(vocab_size=tok.vocab_size, arch="llama", n_layer=n_layer, n_head=4, d_model=d_model, d_ff=d_ff,
@@ -481,7 +481,7 @@ def teal_experiment(seed: int, ps: Sequence[float] = P_GRID, n_layer: int = 2, s
         out["cats_p_int"].append(p_int)
         out["cats"].append((ppl(ActivationSparsifier(model, cats=rules, mode="last_half")) if p > 0 else dense) if rules is not None else None)
     if greedy:
-        from iclrbench.hf import projection_modules
+        from iclrbench.blocks.hf import projection_modules
         with torch.no_grad():
             _, hidden = model(xc, return_hidden=True)
         names = [p.name for p in projection_modules(model)]
@@ -674,7 +674,7 @@ def _go():
 def ppl_figure(m, current: tuple | None = None):
     "Held-out last-half perplexity vs model-wide sparsity for TEAL / random / CATS (/ greedy), mean over seeds."
     go = _go()
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     ps = m["ps"]
     fig = go.Figure()
     for key, name, col in (("teal", "TEAL (uniform)", "#1f77b4"), ("random", "random mask", "#d62728"), ("cats", "CATS (MLP only)", "#2ca02c"),
@@ -695,7 +695,7 @@ def ppl_figure(m, current: tuple | None = None):
 def histogram_figure(values, t: float, name: str, p: float):
     "Histogram of one projection's calibration inputs with the ±t thresholds and the fraction zeroed."
     go = _go()
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     v = np.asarray(values)
     frac = float(np.mean(np.abs(v) <= t))
     fig = go.Figure(go.Histogram(x=v, nbinsx=120, marker_color="#1f77b4", name="calibration inputs"))
@@ -706,8 +706,8 @@ def histogram_figure(values, t: float, name: str, p: float):
 def achieved_figure(achieved_layers: dict, layers: dict | None = None, title: str = ""):
     "Heat map layers × projections of the achieved sparsity on held-out data."
     go = _go()
-    from iclrbench.viz import style
-    from iclrbench.hf import SITES
+    from iclrbench.views.explorer import style
+    from iclrbench.blocks.hf import SITES
     names = list(achieved_layers)
     lay = sorted({int(n.split(".")[1]) for n in names})
     z = [[next((achieved_layers[n] for n in names if int(n.split(".")[1]) == l and n.endswith(s)), None) for s in SITES] for l in lay]
@@ -719,7 +719,7 @@ def achieved_figure(achieved_layers: dict, layers: dict | None = None, title: st
 def speed_figure(rows):
     "Measured decode-step speed-up of the sparse GEMV vs sparsity, with the ideal 1/(1 − p)."
     go = _go()
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     fig = go.Figure()
     if not rows:
         return style(fig, "GEMV speed benchmark not run (speed_blocks = 0)")
@@ -734,7 +734,7 @@ def speed_figure(rows):
 
 def text_figure(dense: str, sparse: str, label: str):
     go = _go()
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     fig = go.Figure(go.Table(header=dict(values=["dense", label]), cells=dict(values=[[dense], [sparse]], align="left")))
     return style(fig, "Greedy continuation of a held-out prompt (sparsified positions: the generated ones)", height=260)
 
@@ -748,7 +748,7 @@ def explore(result=None):
 @functools.lru_cache(maxsize=None)
 def _explorer_class():
     import ipywidgets as widgets
-    from iclrbench.viz import Explorer
+    from iclrbench.views.explorer import Explorer
 
     class _TealExplorer(Explorer):
         def __init__(self, result):
@@ -845,8 +845,8 @@ def static_view(result):
     red bins are zeroed) and the achieved held-out sparsity per layer and projection (right); a dropdown picks the projection."""
     go = _go()
     from plotly.subplots import make_subplots
-    from iclrbench.hf import SITES
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.blocks.hf import SITES
+    from iclrbench.views.explorer import PALETTE, style
     m, a = result.metrics, result.artefacts
     ps = [float(v) for v in m["ps"]]
     steps_p = [i for i, v in enumerate(ps) if v > 0]

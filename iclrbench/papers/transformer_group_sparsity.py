@@ -418,7 +418,7 @@ def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides)
 def fig_training(result, seed_index: int = 0):
     "Curves over GD steps: mean attention on j*, test accuracy, cos(v1, v*), ‖v2‖/‖v‖ (theory limits dotted)."
     import plotly.graph_objects as go
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     tr = result.artefacts["traces"][seed_index]
     fig = go.Figure()
     for i, (k, name) in enumerate((("attn_jstar", "attention on j*"), ("test_acc", "test accuracy"),
@@ -432,7 +432,7 @@ def fig_training(result, seed_index: int = 0):
 def attention_groups_figure(steps, attn_groups, j_star: int, title: str = ""):
     "Heat map of the mean attention mass per key group (rows) over GD steps (columns)."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     A = np.asarray(attn_groups).T
     fig = go.Figure(go.Heatmap(z=A, x=steps, y=[f"group {j}{' (j*)' if j == j_star else ''}" for j in range(A.shape[0])],
                                colorscale="Viridis", zmin=0, zmax=1, colorbar=dict(title="attention")))
@@ -449,7 +449,7 @@ def fig_attention_groups(result, seed_index: int = 0):
 def fewshot_figure(ns, acc: dict[str, Sequence[Sequence[float]]], d: int, D: int, marker: int | None = None, title: str = ""):
     "Downstream test accuracy vs n (log-x) for each method, mean ± std over seeds."
     import plotly.graph_objects as go
-    from iclrbench.viz import PALETTE, band_traces, style
+    from iclrbench.views.explorer import PALETTE, band_traces, style
     fig = go.Figure()
     for i, (mth, v) in enumerate(acc.items()):
         v = np.asarray(v, dtype=float)
@@ -473,7 +473,7 @@ def fig_fewshot(result):
 def W_figure(W, d: int, title: str = ""):
     "Heat map of the learned key-query matrix W with the feature/positional block boundaries."
     import plotly.graph_objects as go
-    from iclrbench.viz import style
+    from iclrbench.views.explorer import style
     W = np.asarray(W)
     lab = [f"x{k}" for k in range(d)] + [f"p{k}" for k in range(W.shape[0] - d)]
     m = float(np.abs(W).max()) or 1.0
@@ -510,7 +510,7 @@ def explore(result=None):
 def _explorer_class():
     import ipywidgets as widgets
     import plotly.graph_objects as go
-    from iclrbench.viz import Explorer, style
+    from iclrbench.views.explorer import Explorer, style
 
     class _GroupSparsityExplorer(Explorer):
         "Controls: D, d, j*, σ_x, lr, steps, n_pretrain, train; iteration scrub; downstream n."
@@ -638,7 +638,7 @@ def static_view(result, n_steps: int = 11):
     seed at that step — attention starts uniform and snaps onto the label-relevant group j*."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from iclrbench.viz import PALETTE, style
+    from iclrbench.views.explorer import PALETTE, style
     a, m, j_star = result.artefacts, result.metrics, int(result.params["j_star"])
     traces = [t for t in a["traces"] if t.get("attn_groups")]
     tr0 = traces[0]

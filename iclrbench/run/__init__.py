@@ -1,0 +1,1 @@
+"""The machinery that runs papers: the papermill runner, the runs ledger (SQLite), the claims tables and the CLI."""
