@@ -63,6 +63,9 @@ def static_view(explorer: Explorer, grid: Mapping[str, Sequence[Any]] | None = N
         title = layout.title.text or ""
         steps.append(dict(label=", ".join(_label(explorer, n, v) for n, v in values.items()), method="update",
                           args=[{"visible": [o == i for o in owner]}, {"title.text": title}]))
-    out.update_layout(sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix=""), pad=dict(t=40), y=0, yanchor="top")],
-                      margin=dict(b=140))
+    # the slider sits below the plot and its legend (explorer figures often put the legend under the axes)
+    bottom = (out.layout.margin.b or 80) + 110
+    out.update_layout(sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix=""), pad=dict(t=20), y=-0.3,
+                                    yanchor="top", len=0.95, x=0.025)],
+                      margin=dict(b=bottom), height=(out.layout.height or 450) + 110)
     return out
