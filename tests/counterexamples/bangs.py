@@ -1,5 +1,5 @@
 """Counter-examples for bangs's claim checks: metrics dicts built so that each check must say 'not held'."""
-import copy
+from counterexamples._build import case_builder, with_seed
 
 # A passing full-scale-like run (3 seeds shown): test accuracy at the best-validation round, class entropy in nats (max ln 3).
 _BASE = {
@@ -16,17 +16,12 @@ _KEYS = {
 }
 
 
-def _case(claim, **changes):
-    "The passing run's keys for `claim`, with `changes` applied."
-    d = {k: copy.deepcopy(_BASE[k]) for k in _KEYS[claim]}
-    d.update(changes)
-    return d
+_case = case_builder(_BASE, _KEYS)
 
 
 def _seed(key, i, v):
     "The passing per-seed list `key` with seed i set to v."
-    xs = list(_BASE[key]); xs[i] = v
-    return xs
+    return with_seed(_BASE[key], i, v)
 
 
 COUNTEREXAMPLES: dict[str, list[dict]] = {

@@ -1,5 +1,6 @@
 """Counter-examples for color_vision's claim checks: metrics dicts built so that each check must say 'not held'."""
 import copy
+from counterexamples._build import case_builder, with_seed
 
 # A passing full-scale run (seeds 0-2), numbers of the kind the notebook's section 13 reports.
 _BASE = {
@@ -28,17 +29,12 @@ _KEYS = {
 }
 
 
-def _case(claim, **changes):
-    "The passing run's keys for `claim`, with `changes` applied."
-    d = {k: copy.deepcopy(_BASE[k]) for k in _KEYS[claim]}
-    d.update(changes)
-    return d
+_case = case_builder(_BASE, _KEYS)
 
 
 def _seed(key, i, v):
     "The passing per-seed list `key` with seed i set to v."
-    xs = copy.deepcopy(_BASE[key]); xs[i] = v
-    return xs
+    return with_seed(_BASE[key], i, v)
 
 
 COUNTEREXAMPLES: dict[str, list[dict]] = {

@@ -1,5 +1,5 @@
 """Counter-examples for gromov_monge_gap's claim checks: metrics dicts built so that each check must say 'not held'."""
-import copy
+from counterexamples._build import case_builder, with_seed
 
 # A passing 3-seed run of the toy (three blobs → circle, l2sq): Sinkhorn fit and distortion DST_n per regulariser.
 _BASE = {
@@ -13,17 +13,12 @@ _KEYS = {
 }
 
 
-def _case(claim, **changes):
-    "The passing run's keys for `claim`, with `changes` applied."
-    d = {k: copy.deepcopy(_BASE[k]) for k in _KEYS[claim]}
-    d.update(changes)
-    return d
+_case = case_builder(_BASE, _KEYS)
 
 
 def _seed(key, i, v):
     "The passing per-seed list `key` with seed i set to v."
-    xs = list(_BASE[key]); xs[i] = v
-    return xs
+    return with_seed(_BASE[key], i, v)
 
 
 COUNTEREXAMPLES: dict[str, list[dict]] = {

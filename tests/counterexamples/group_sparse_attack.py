@@ -1,5 +1,5 @@
 """Counter-examples for group_sparse_attack's claim checks: metrics dicts built so that each check must say 'not held'."""
-import copy
+from counterexamples._build import case_builder
 
 # A passing smoke run (3 CNN seeds, 16×16 digits, d2,0 patches 2×2 / large 4×4); sparsity means over successful images.
 _BASE = {
@@ -16,11 +16,7 @@ _KEYS = {
 }
 
 
-def _case(claim, **changes):
-    "The passing run's keys for `claim`, with `changes` applied."
-    d = {k: copy.deepcopy(_BASE[k]) for k in _KEYS[claim]}
-    d.update(changes)
-    return d
+_case = case_builder(_BASE, _KEYS)
 
 
 COUNTEREXAMPLES: dict[str, list[dict]] = {

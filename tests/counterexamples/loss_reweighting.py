@@ -1,13 +1,12 @@
 """Counter-examples for loss_reweighting's claim checks: metrics dicts built so that each check must say 'not held'."""
+from counterexamples._build import with_seed
 
 # Step-300 test loss per seed (3 seeds) of a passing regression run: LinUpper < Quadratic < Extremes < uniform.
 _T300 = {"uniform": [0.4213, 0.3968, 0.4487], "linupper": [0.1187, 0.1102, 0.1311],
          "quadratic": [0.2534, 0.2391, 0.2702], "extremes": [0.3102, 0.2957, 0.3318]}
 
 
-def _with(xs, i, v):
-    "Copy of the per-seed list `xs` with seed i's value replaced by v."
-    xs = list(xs); xs[i] = v; return xs
+_with = with_seed
 
 
 def _t300(strategies, **changes):

@@ -1,13 +1,12 @@
 """Counter-examples for mallowspo's claim checks: metrics dicts built so that each check must say 'not held'."""
+from counterexamples._build import with_seed
 
 # Reward at KL = 1 per seed (3 bandit worlds) of a passing run: MallowsPO-θ above DPO by 0.05-0.09.
 _DPO = [0.8714, 0.9032, 0.8457]
 _MALLOWS = [0.9421, 0.9538, 0.9276]
 
 
-def _with(xs, i, v):
-    "Copy of the per-seed list `xs` with seed i's value replaced by v."
-    xs = list(xs); xs[i] = v; return xs
+_with = with_seed
 
 
 def _frontier(mallows=_MALLOWS, dpo=_DPO):

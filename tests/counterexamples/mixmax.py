@@ -1,5 +1,5 @@
 """Counter-examples for mixmax's claim checks: metrics dicts built so that each check must say 'not held'."""
-import copy
+from counterexamples._build import case_builder, with_seed
 
 # A passing smoke-scale run (3 seeds): exact λ* ≈ (0.477, 0.464, 0.060), H(λ*) ≈ 0.668; balanced ≈ 0.744, pooled ≈ 1.065.
 _BASE = {
@@ -25,17 +25,12 @@ _KEYS = {
 }
 
 
-def _case(claim, **changes):
-    "The passing run's keys for `claim`, with `changes` applied."
-    d = {k: copy.deepcopy(_BASE[k]) for k in _KEYS[claim]}
-    d.update(changes)
-    return d
+_case = case_builder(_BASE, _KEYS)
 
 
 def _seed(key, i, v):
     "The passing per-seed list `key` with seed i set to v."
-    xs = list(_BASE[key]); xs[i] = v
-    return xs
+    return with_seed(_BASE[key], i, v)
 
 
 COUNTEREXAMPLES: dict[str, list[dict]] = {

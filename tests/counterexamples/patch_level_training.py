@@ -1,4 +1,5 @@
 """Counter-examples for patch_level_training's claim checks: metrics dicts built so that each check must say 'not held'."""
+from counterexamples._build import with_seed
 
 # Full scale (d = 64, N = 1200 token steps of 16 × 32, K = 4, λ = 2/3): one step costs 4.148e8 FLOPs;
 # run (a) = 1200 token steps, run (c) = 200 patch + 400 token steps, so FLOPs(c)/FLOPs(a) = λ/K + 1 − λ = 0.5.
@@ -12,9 +13,7 @@ _LOSS = {"a": [3.402, 3.371, 3.418], "b": [3.487, 3.452, 3.501], "c": [3.409, 3.
 _SMOKE = {"a": [3.888, 3.794, 3.555], "b": [4.142, 3.997, 3.817], "c": [4.224, 4.084, 3.912]}
 
 
-def _with(xs, i, v):
-    "Copy of the per-seed list `xs` with seed i's value replaced by v."
-    xs = list(xs); xs[i] = v; return xs
+_with = with_seed
 
 
 def _flops(c=_FLOPS_C):
