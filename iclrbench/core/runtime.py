@@ -14,7 +14,7 @@ from typing import Iterable
 from .records import validate_seed
 
 # %% auto #0
-__all__ = ['torch_threads_', 'seed_everything', 'get_device', 'torch_threads', 'Timer', 'progress', 'thread_limits']
+__all__ = ['seed_everything', 'get_device', 'torch_threads', 'Timer', 'progress', 'thread_limits']
 
 # %% ../../nbs/core/01_runtime.ipynb #e66ee378
 def seed_everything(seed: int) -> "np.random.Generator":
@@ -80,16 +80,14 @@ class _NoBar:
 
 # %% ../../nbs/core/01_runtime.ipynb #0419b927
 @contextlib.contextmanager
-def thread_limits(torch_threads: int | None = 1, blas_threads: int | None = 1):
-    """Run a block with at most `torch_threads` torch threads and `blas_threads` BLAS/OpenMP threads (threadpoolctl),
+def thread_limits(torch_n: int | None = 1, blas_n: int | None = 1):
+    """Run a block with at most `torch_n` torch threads and `blas_n` BLAS/OpenMP threads (threadpoolctl),
     restoring the caller's settings afterwards; None leaves that pool alone.
 
     Small models on 2-core machines run many times faster on one thread (DESIGN.md); torch is limited only when
     it is already imported, so a numpy-only paper never pays for importing it."""
     from threadpoolctl import threadpool_limits
     with contextlib.ExitStack() as stack:
-        if blas_threads is not None: stack.enter_context(threadpool_limits(limits=blas_threads))
-        if torch_threads is not None and "torch" in sys.modules: stack.enter_context(torch_threads_(torch_threads))
+        if blas_n is not None: stack.enter_context(threadpool_limits(limits=blas_n))
+        if torch_n is not None and "torch" in sys.modules: stack.enter_context(torch_threads(torch_n))
         yield
-
-torch_threads_ = torch_threads   # the name inside thread_limits, whose parameter shadows the function

@@ -12,6 +12,8 @@ import configparser, os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .registry import DEFAULT_BUDGETS, card_index
+
 # %% auto #0
 __all__ = ['DEFAULTS', 'SETTINGS_ENV', 'find_settings_file', 'Settings', 'load_settings']
 
@@ -87,7 +89,6 @@ class Settings:
     def budget(self, slug: str, scale: str) -> float:
         """Time budget in seconds for one notebook run: the paper's card says it (`BUDGETS` in its module, else 60 s
         smoke / 900 s full); a `[budgets]` entry `<slug>.<scale>` or `<scale>` in settings.ini overrides it."""
-        from iclrbench.core.registry import DEFAULT_BUDGETS, card_index
         b = self.values.get("budgets", {})
         if f"{slug}.{scale}" in b: return float(b[f"{slug}.{scale}"])
         if scale in b: return float(b[scale])

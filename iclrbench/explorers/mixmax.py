@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from ..papers.mixmax import (ESTIMATORS, FINAL_MODELS, balanced_lambda, conditional_entropy, conditional_entropy_grid,
                                      discrete_groups, estimate_lambda, exact_minimax, fit_final_model, group_cross_entropies,
                                      group_dro_discrete, mixture_weights, pooled_lambda, run, sample_discrete, simplex_grid,
-                                     stack_groups, sweep_g3_point, _sweep_sizes)
+                                     stack_groups, sweep_g3_point, sweep_sizes)
 from ..views.explorer import PALETTE, Explorer, band_traces, style
 
 # %% auto #0
@@ -189,7 +189,7 @@ class MixMaxExplorer(Explorer):
     def _sweep(self, dk, est, eta, steps):
         est = "counts-split" if est == "proxy" else est
         def go_():
-            sizes = _sweep_sizes(6)
+            sizes = sweep_sizes(6)
             pts = [sweep_g3_point(self._joint(dk), *self.n12, n3, self.seed, est, self.smoothing, eta, steps, self.tol) for n3 in sizes]
             return sizes, {nm: np.asarray([[q[key]] for q in pts]) for nm, key in
                            (("pooled", "pooled"), ("balanced", "balanced"), ("MixMax", "mixmax"))}

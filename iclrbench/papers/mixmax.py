@@ -32,8 +32,8 @@ __all__ = ['N_X', 'N_C', 'GROUP_SIZES', 'HOME_SETS', 'EPS', 'ESTIMATORS', 'FINAL
            'stack_groups', 'compress_discrete', 'fit_table', 'make_hgb', 'TorchMLPClassifier', 'fit_final_model',
            'GroupDRO', 'group_dro_logistic', 'group_dro_discrete', 'MixMaxFit', 'mixmax_fit', 'continuous_label_prob',
            'continuous_log_density', 'sample_continuous', 'continuous_joint_probs', 'continuous_group_ce',
-           'cubic_features', 'continuous_experiment', 'sweep_g3_point', 'exact_solution', 'one_seed', 'sweeps',
-           'explore']
+           'cubic_features', 'continuous_experiment', 'sweep_sizes', 'sweep_g3_point', 'exact_solution', 'one_seed',
+           'sweeps', 'explore']
 
 # %% ../../nbs/papers/mixmax.ipynb #5fb1964e
 N_X, N_C = 8, 2                                   # x ∈ {0..7}, y ∈ {0, 1}
@@ -696,7 +696,7 @@ def _worst_and_groups(joint, cond) -> tuple[float, list[float]]:
     return float(ce.max()), ce.tolist()
 
 
-def _sweep_sizes(points: int) -> list[int]:
+def sweep_sizes(points: int) -> list[int]:
     return sorted({int(round(v)) for v in np.geomspace(50, 4000, points)}) if points else []
 
 
@@ -783,7 +783,7 @@ def sweeps(p: dict, table, ctx) -> None:
     m = ctx.metrics
     worsts = [v for k_ in m if k_.startswith("worst_ce_") for v in m[k_]]
     m["min_worst_minus_H_star"] = float(min(worsts) - m["H_star"])
-    sweep = {"n_g3": _sweep_sizes(p["sweep_points"]), "mixmax": [], "balanced": [], "pooled": []}
+    sweep = {"n_g3": sweep_sizes(p["sweep_points"]), "mixmax": [], "balanced": [], "pooled": []}
     with ctx.time("sweep"):
         for n3 in ctx.bar(sweep["n_g3"], desc="G3-size sweep"):
             pts = [sweep_g3_point(joint, p["n_g1"], p["n_g2"], n3, s, p["estimator"] if p["estimator"] != "proxy" else "counts-split",
