@@ -1,1 +1,2 @@
-"""The machinery that runs papers: the papermill runner, the runs ledger (SQLite), the claims tables and the CLI."""
+"""The machinery that runs papers: the papermill runner, the runs ledger (SQLite), the claims tables, stored full-scale
+results and the CLI."""

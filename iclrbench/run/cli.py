@@ -30,6 +30,8 @@ def _build_parser() -> argparse.ArgumentParser:
     r.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
     r.add_argument("--output-dir", help="where runs are written (default: output_dir in settings.ini)")
     r.add_argument("--no-html", action="store_true", help="skip the HTML copy")
+    r.add_argument("--store", action="store_true",
+                   help="also write the result to nbs/papers/results/SLUG.SCALE.json, which the paper notebook renders")
     rp = sub.add_parser("reproduce", help="run every paper and print the claims table")
     rp.add_argument("--scale", default=None)
     rp.add_argument("--jobs", type=int, default=None)
@@ -73,6 +75,11 @@ def _cmd_run(args, settings) -> int:
     rec = run_paper(args.slug, values, settings=settings, output_dir=args.output_dir, html=not args.no_html,
                     progress=sys.stderr.isatty())  # papermill's per-cell progress bar in a terminal
     _print_record(rec)
+    if args.store and rec.status == "ok" and rec.result is not None:
+        from iclrbench.run.stored import store_result
+        print(f"stored: {store_result(rec.result, wall_s=rec.wall_s, settings=settings)}")
+    elif args.store:
+        print("not stored: the run did not finish with a result")
     return 0 if rec.status == "ok" else 1
 
 def _cmd_reproduce(args, settings) -> int:
