@@ -12,14 +12,16 @@ import contextlib, datetime as _dt, hashlib, html as _html, json, math, os, re, 
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
+from importlib.resources import files as _package_files
+
 
 # %% auto #0
 __all__ = ['VENDOR_NPM', 'VENDOR_CACHE_ENV', 'ASSET_PREFIX', 'WIDGET_STATE_MIME', 'RESTORE_ASSETS_JS', 'PLOTLY_MIME',
            'PAGE_TEMPLATE', 'SITE_CSS', 'SITE_JS', 'MATHJAX_CONFIG', 'STATUS_CLASS', 'vendor_cache_dir',
-           'fetch_vendor_packages', 'install_vendor', 'dedupe_widget_assets', 'asset_script', 'sync_explorer_figures',
-           'cell_directives', 'plotly_div', 'prepare_notebook', 'page_head', 'nav_bar', 'SiteRun', 'collect_runs',
-           'static_view_figure', 'site_claim_rows', 'claims_table_html', 'runs_table_html', 'paper_box',
-           'search_entries', 'SiteReport', 'build_site', 'quarto_available', 'nbdev_docs']
+           'fetch_vendor_packages', 'install_vendor', 'dedupe_widget_assets', 'site_asset', 'asset_script',
+           'sync_explorer_figures', 'cell_directives', 'plotly_div', 'prepare_notebook', 'page_head', 'nav_bar',
+           'SiteRun', 'collect_runs', 'static_view_figure', 'site_claim_rows', 'claims_table_html', 'runs_table_html',
+           'paper_box', 'search_entries', 'SiteReport', 'build_site', 'quarto_available', 'nbdev_docs']
 
 # %% ../../nbs/site/00_builder.ipynb #e72e0157
 VENDOR_NPM: dict[str, str] = {"@jupyter-widgets/html-manager": "1.0.15", "requirejs": "2.3.8", "mathjax": "3.2.2"}
@@ -132,25 +134,11 @@ def dedupe_widget_assets(nb: dict, store: dict[str, str], min_chars: int = 20_00
                 if key not in used: used.append(key)
     return used
 
-RESTORE_ASSETS_JS = """
-document.addEventListener("DOMContentLoaded", function () {
-  var store = window.ICLRBENCH_ASSETS || {}, prefix = "%s";
-  document.querySelectorAll('script[type="%s"]').forEach(function (tag) {
-    if (tag.textContent.indexOf(prefix) < 0) return;
-    var state = JSON.parse(tag.textContent), models = state.state || {};
-    Object.keys(models).forEach(function (id) {
-      var s = models[id].state || {};
-      ["_esm", "_css"].forEach(function (k) {
-        if (typeof s[k] === "string" && s[k].indexOf(prefix) === 0) {
-          var key = s[k].slice(prefix.length);
-          if (key in store) s[k] = store[key]; else console.error("iclrbench: widget asset " + key + " is missing");
-        }
-      });
-    });
-    tag.textContent = JSON.stringify(state);
-  });
-});
-""" % (ASSET_PREFIX, WIDGET_STATE_MIME)
+def site_asset(name: str) -> str:
+    "The text of one of the site's own files in `iclrbench/site/assets/` (style sheet, scripts, page template)."
+    return (_package_files("iclrbench.site") / "assets" / name).read_text(encoding="utf-8")
+
+RESTORE_ASSETS_JS = site_asset("restore_assets.js").replace("__ASSET_PREFIX__", ASSET_PREFIX).replace("__WIDGET_STATE_MIME__", WIDGET_STATE_MIME)
 
 def asset_script(key: str, text: str) -> str:
     "A classic script registering one widget asset (an anywidget module) under `key`."
@@ -268,104 +256,11 @@ def prepare_notebook(nb: dict, fig_prefix: str = "fig") -> dict:
     return nb
 
 # %% ../../nbs/site/00_builder.ipynb #2bcced8b
-PAGE_TEMPLATE = r"""{%- extends 'index.html.j2' -%}
-{%- block html_head_js -%}{{ resources.site_head }}{%- endblock html_head_js -%}
-{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
-{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{%- block body_header -%}
-{{ super() }}
-{{ resources.site_top }}
-{%- endblock body_header -%}
-{% block body_footer %}
-{{ resources.site_bottom }}
-{{ super() }}
-{% endblock body_footer %}
-"""
-
-SITE_CSS = """
-.site-nav{position:sticky;top:0;z-index:1000;display:flex;gap:14px;align-items:center;flex-wrap:wrap;padding:8px 16px;
-  background:#1f2937;color:#fff;font:14px system-ui,sans-serif}
-.site-nav a{color:#e5e7eb;text-decoration:none}.site-nav a:hover{text-decoration:underline}
-.site-nav .brand{font-weight:700;color:#fff;margin-right:8px}
-.site-search{margin-left:auto;position:relative}
-.site-search input{width:260px;padding:4px 8px;border-radius:4px;border:1px solid #9ca3af}
-.site-search ul{position:absolute;right:0;top:30px;width:460px;max-height:70vh;overflow:auto;margin:0;padding:0;list-style:none;
-  background:#fff;color:#111;border:1px solid #ccc;box-shadow:0 4px 16px rgba(0,0,0,.2);border-radius:4px}
-.site-search li a{display:block;padding:6px 10px;color:#111;border-bottom:1px solid #eee}
-.site-search li a:hover,.site-search li a.active{background:#eef2ff}
-.site-search li small{color:#666;display:block}
-.site-main{max-width:1200px;margin:0 auto;padding:16px 24px;font:15px/1.5 system-ui,sans-serif}
-.site-box{max-width:1200px;margin:12px auto;padding:12px 20px;border:1px solid #e5e7eb;border-radius:6px;
-  font:14px/1.5 system-ui,sans-serif;background:#fafafa}
-table.claims{border-collapse:collapse;width:100%}
-table.claims td,table.claims th{border:1px solid #d1d5db;padding:4px 8px;vertical-align:top;text-align:left;font-size:13.5px}
-table.claims th{background:#f3f4f6}
-td.status{white-space:nowrap;font-weight:600}
-tr.held td.status{background:#e6f6e6}tr.not-held td.status,tr.run-failed td.status,tr.check-failed td.status{background:#fde8e8}
-tr.not-reproducible-offline td.status,tr.not-checked-at-this-scale td.status,tr.not-measured-in-this-run td.status{background:#f3f4f6}
-.site-footer{color:#666;font:12px system-ui,sans-serif;text-align:center;margin:24px}
-"""
-
-SITE_JS = r"""
-(function () {
-  function drawFigures() {
-    if (!window.Plotly) { console.error("iclrbench: plotly.js did not load"); return; }
-    document.querySelectorAll('script[data-plotly-for]').forEach(function (tag) {
-      var el = document.getElementById(tag.getAttribute("data-plotly-for"));
-      if (!el || el.getAttribute("data-drawn")) return;
-      var spec = JSON.parse(tag.textContent);
-      var config = Object.assign({responsive: true, displaylogo: false}, spec.config || {});
-      Plotly.newPlot(el, spec.data, spec.layout, config).then(function () {
-        if (spec.frames && spec.frames.length) Plotly.addFrames(el, spec.frames);
-        el.setAttribute("data-drawn", "1");
-      });
-    });
-  }
-  function search() {
-    var box = document.getElementById("site-search-input"), list = document.getElementById("site-search-results");
-    if (!box || !window.ICLRBENCH_SEARCH) return;
-    var root = document.body.getAttribute("data-site-root") || "";
-    box.addEventListener("input", function () {
-      var terms = box.value.toLowerCase().split(/\s+/).filter(Boolean);
-      list.innerHTML = "";
-      if (!terms.length) { list.hidden = true; return; }
-      var hits = [];
-      window.ICLRBENCH_SEARCH.forEach(function (e) {
-        var hay = (e.t + " " + e.h + " " + e.x).toLowerCase(), score = 0;
-        for (var i = 0; i < terms.length; i++) {
-          if (hay.indexOf(terms[i]) < 0) return;
-          score += (e.h.toLowerCase().indexOf(terms[i]) >= 0 ? 3 : 0) + (e.t.toLowerCase().indexOf(terms[i]) >= 0 ? 2 : 0) + 1;
-        }
-        hits.push([score, e]);
-      });
-      hits.sort(function (a, b) { return b[0] - a[0]; });
-      hits.slice(0, 25).forEach(function (h) {
-        var e = h[1], li = document.createElement("li"), a = document.createElement("a");
-        a.href = root + e.u; a.textContent = e.h || e.t;
-        var s = document.createElement("small"), i = e.x.toLowerCase().indexOf(terms[0]);
-        s.textContent = e.t + " — " + e.x.slice(Math.max(0, i - 40), i + 80);
-        a.appendChild(s); li.appendChild(a); list.appendChild(li);
-      });
-      if (!hits.length) { var li = document.createElement("li"); li.textContent = "no match"; li.style.padding = "6px 10px"; list.appendChild(li); }
-      list.hidden = false;
-    });
-    document.addEventListener("click", function (ev) { if (!ev.target.closest(".site-search")) list.hidden = true; });
-  }
-  document.addEventListener("DOMContentLoaded", function () { drawFigures(); search(); });
-}());
-"""
-
-# MathJax 3, plus the one MathJax 2 call the widget manager makes (`MathJax.Hub.Queue(["Typeset", Hub, el])`)
-MATHJAX_CONFIG = """(function () {
-  var hub = {Queue: function (job) {
-    var el = job && job[2];
-    if (window.MathJax && MathJax.typesetPromise) MathJax.typesetPromise(el ? [el] : undefined).catch(function (e) { console.warn(e); });
-  }};
-  window.MathJax = {Hub: hub, tex: {inlineMath: [['$', '$'], ['\\\\(', '\\\\)']], displayMath: [['$$', '$$'], ['\\\\[', '\\\\]']],
-    processEscapes: true, processEnvironments: true, tags: 'ams'}, loader: {paths: {mathjax: '%smathjax'}},
-    chtml: {fontURL: '%smathjax/output/chtml/fonts/woff-v2'},
-    startup: {ready: function () { MathJax.startup.defaultReady(); MathJax.Hub = hub; }}};
-}());"""
+# the site's own files live in iclrbench/site/assets/ as real .css / .js / .j2 files
+PAGE_TEMPLATE = site_asset("page.html.j2")
+SITE_CSS = site_asset("site.css")
+SITE_JS = site_asset("site.js")
+MATHJAX_CONFIG = site_asset("mathjax_config.js")
 
 def page_head(root: str, assets: Sequence[str] = (), widgets: bool = True, mathjax: bool = True, title: str = "") -> str:
     "The site's `<head>` scripts for a page `root` levels below the site root (e.g. '' or '../')."
@@ -377,7 +272,7 @@ def page_head(root: str, assets: Sequence[str] = (), widgets: bool = True, mathj
         parts += [f'<script src="{v}widget-assets/{k}.js"></script>' for k in assets]
         parts.append(f"<script>{RESTORE_ASSETS_JS}</script>")
     if mathjax:
-        parts.append(f"<script>{MATHJAX_CONFIG % (v, v)}</script><script src=\"{v}mathjax/tex-chtml-full.js\" defer></script>")
+        parts.append(f"<script>{MATHJAX_CONFIG.replace('__VENDOR__', v)}</script><script src=\"{v}mathjax/tex-chtml-full.js\" defer></script>")
     parts += [f'<script src="{root}search-index.js" defer></script>', f'<script src="{root}site.js" defer></script>']
     return "\n".join(parts)
 
