@@ -6,8 +6,10 @@ import itertools, json, math
 import numpy as np
 import pytest
 
+import iclrbench.explorers.bangs as bx
 import iclrbench.papers.bangs as bg
 from iclrbench.blocks.graphs import csbm_multiclass, karate_club, normalized_adjacency, split_per_class
+from iclrbench.views.static import static_view
 from static_view_checks import assert_static_view
 
 
@@ -162,17 +164,18 @@ def test_run_bad_parameters_same_seed_and_checks_can_fail():
         bg.run("smoke", influence="pagerank")
     with pytest.raises(ValueError, match="'K'"):
         bg.run("smoke", K=0)
-    kw = dict(n_seeds=1, n_nodes=90, rounds=1, K=5, t=5, epochs=20, progress=False)
+    kw = dict(n_seeds=1, n_nodes=90, rounds=2, K=5, t=5, epochs=20, progress=False)
     a, b = bg.run("smoke", seed=4, **kw), bg.run("smoke", seed=4, **kw)
     assert json.dumps(a.to_dict(False)["metrics"]) == json.dumps(b.to_dict(False)["metrics"])
     json.dumps(a.to_dict())
-    # the docs' static view from the JSON round trip: a round slider (0..rounds) and selector buttons
+    # the docs' static view, generated from the explorer built on the JSON round trip: the "show rounds 1.." slider
+    # over the run's own rounds, BANGS' selections accumulating K nodes per round
     from iclrbench.core import Result
-    fig = bg.static_view(Result.from_dict(json.loads(json.dumps(a.to_dict()))))
+    fig = static_view(bx.explore(Result.from_dict(json.loads(json.dumps(a.to_dict())))))
     controls = assert_static_view(fig)
-    assert [len(c.steps) for c in fig.layout.sliders] == [kw["rounds"] + 1] and len(fig.layout.updatemenus[0].buttons) == 3
-    assert len(fig.layout.sliders[0].steps[0].args[0]["x"][0]) == 0            # round 0: nothing selected yet
-    assert len(fig.layout.sliders[0].steps[1].args[0]["x"][1]) == kw["K"]     # round 1: K nodes selected by BANGS
+    assert [len(c.steps) for c in fig.layout.sliders] == [kw["rounds"]]
+    by_bangs = [t for t in fig.data if (t.name or "").startswith("selected by bangs")]
+    assert [len(t.x) for t in by_bangs] == [kw["K"], 2 * kw["K"]]           # rounds 1..1 and 1..2
     good = dict(acc_bangs=[0.8, 0.82], acc_confidence=[0.78, 0.8], acc_none=[0.7, 0.75], entropy_bangs=[0.9, 1.0],
                 entropy_confidence=[0.5, 0.6], easy_share_bangs=[0.4, 0.4], easy_share_confidence=[0.8, 0.8])
     assert bg._check_mean(good)[0] and bg._check_per_seed(good)[0] and bg._check_balance(good)[0]
