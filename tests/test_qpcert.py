@@ -8,6 +8,9 @@ import pytest
 
 import iclrbench.papers.qpcert as qp
 from iclrbench.blocks.graphs import GraphData, csbm_binary, karate_club, normalized_adjacency
+from iclrbench.core import Result
+from iclrbench.explorers import qpcert as qx
+from iclrbench.views.static import static_view
 from static_view_checks import assert_static_view
 
 
@@ -144,14 +147,17 @@ def test_same_seed_same_numbers_and_checks_can_fail():
     a, b = qp.run("smoke", seed=5, **kw), qp.run("smoke", seed=5, **kw)
     assert json.dumps(a.to_dict(False)["metrics"]) == json.dumps(b.to_dict(False)["metrics"])
     json.dumps(a.to_dict())
-    # the docs' static view from the JSON round trip: budget slider; (graph, architecture) buttons; rings from min_flips
-    from iclrbench.core import Result
-    fig = qp.static_view(Result.from_dict(json.loads(json.dumps(a.to_dict()))))
+    # the docs' static view, generated from the explorer over its STATIC_GRID (dataset × architecture × budget b), from
+    # the JSON round trip; the rings of the test nodes come from each node's stored minimal flip budget
+    fig = static_view(qx.explore(Result.from_dict(json.loads(json.dumps(a.to_dict())))))
     assert_static_view(fig)
-    assert len(fig.layout.updatemenus[0].buttons) == 4 and len(fig.layout.sliders[0].steps) == 5
+    steps = fig.layout.sliders[0].steps
+    assert len(steps) == 20
     mf = np.asarray(a.artefacts["csbm"]["GCN"]["min_flips"])
-    for b_, st in enumerate(fig.layout.sliders[0].steps):
-        assert st.args[0]["marker.line.color"][0] == np.where(mf > b_, "#2ca02c", "#d62728").tolist()
+    for b_ in range(5):                                   # frames 10..14: CSBM, GCN, b = 0..4
+        shown = [t for t, v in zip(fig.data, steps[10 + b_].args[0]["visible"]) if v]
+        test = next(t for t in shown if (t.name or "").startswith("test"))
+        assert list(test.marker.line.color) == np.where(mf > b_, "#2ca02c", "#d62728").tolist()
     m = dict(a.metrics)
     assert qp._check_exact(m)[0] and qp._check_monotone(m)[0]
     bad = dict(m, exact_mismatches=1)
