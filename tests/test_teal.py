@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 import torch
 
+import iclrbench.explorers.teal as teal_explorer
 import iclrbench.papers.teal as teal
 
 transformers = pytest.importorskip("transformers")
 from iclrbench.blocks import hf
+from iclrbench.views.static import static_view
 from static_view_checks import assert_static_view
 
 
@@ -151,12 +153,13 @@ def test_claim_checks_can_fail_and_seeded():
     kw = dict(n_seeds=1, steps=20, n_eval=4, d_model=64, speed_blocks=0, progress=False)
     r, r2 = teal.run("smoke", **kw), teal.run("smoke", **kw)
     assert json.dumps(r.to_dict(False)["metrics"]) == json.dumps(r2.to_dict(False)["metrics"])
-    # the docs' static view from the JSON round trip: a p slider over the grid, a projection dropdown
+    # the docs' static view from the JSON round trip (no live model: nothing is retrained): p × projection type
     from iclrbench.core import Result
-    fig = teal.static_view(Result.from_dict(json.loads(json.dumps(r.to_dict()))))
+    ex = teal_explorer.explore(Result.from_dict(json.loads(json.dumps(r.to_dict()))))
+    fig = static_view(ex)
     assert_static_view(fig)
-    assert len(fig.layout.sliders[0].steps) == len(teal.P_GRID) - 1
-    assert len(fig.layout.updatemenus[0].buttons) == len(r.artefacts["hist"])
+    assert len(fig.layout.sliders[0].steps) == len(teal_explorer.TealExplorer.STATIC_GRID["hist_p"]) * 4
+    assert not ex.errors and not ex._retrained
     bad = json.loads(json.dumps(r.to_dict(False)["metrics"]))
     for s in bad["per_seed"]:
         s["random"] = [2.0 * s["ppl_dense"]] * 5; s["teal"] = [1.9 * s["ppl_dense"]] * 5; s["cats"] = [v * 0.5 if v else v for v in s["teal"]]
