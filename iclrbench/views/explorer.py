@@ -69,7 +69,8 @@ class Explorer(widgets.VBox):
 
     A subclass declares `STATIC_GRID` (control name -> the values the docs precompute) and optionally `STATIC_FIGURE`
     (the figure shown, default the first); `iclrbench.views.static.static_view` drives the explorer's own `refresh`
-    over that grid to make the docs' static view, so no view is written twice."""
+    over that grid to make the docs' static view, so no view is written twice. When the sensible grid depends on the
+    result (the number of rounds or recorded steps), set `self.STATIC_GRID` in `__init__`: the instance's value wins."""
     STATIC_GRID: Mapping[str, Sequence[Any]] = {}
     STATIC_FIGURE: str | None = None
 
