@@ -6,8 +6,11 @@ import math
 import numpy as np
 import pytest
 import torch
+from static_view_checks import assert_static_view
 
+import iclrbench.explorers.faithful_generation as fgx
 import iclrbench.papers.faithful_generation as fg
+from iclrbench.views.static import static_view
 
 
 @pytest.fixture(scope="module")
@@ -112,20 +115,25 @@ def test_hf_noisy_generate_extremes_reproduce_plain_sampling():
     assert cad.shape == (2, 3)
 
 
-def test_static_view_has_client_side_controls_over_distinct_data():
+def test_explorer_from_a_json_result_and_its_static_view():
     import json
     from iclrbench.core import Result
     r = fg.run("smoke", seed=0, progress=False, n_pretrain=1000, pretrain_steps=20, n_d1=20, n_d2=20, n_test=20,
                sft_steps=10, dpo_epochs=1)                                                  # a cheap (barely trained) result
+    assert set(r.objects["models"]) == {"p_LM", "SFT (D1)", "SFT (D1 ∪ D2)", "SCOPE"}        # live models travel in objects
+    assert len(r.artefacts["city_probs"]["SCOPE"]) == len(r.artefacts["test"]) == 20
     r = Result.from_dict(json.loads(json.dumps(r.to_dict())))                               # what the site reads back
-    fig = fg.static_view(r)
-    (slider,), (menu,) = fig.layout.sliders, fig.layout.updatemenus
-    assert [s.label for s in slider.steps] == [f"{a:g}" for a in fg.ALPHAS] and len(menu.buttons) == 8
-    for ctl in (slider.steps, menu.buttons):
-        args = [json.dumps(s.args) for s in ctl]
-        assert len(set(args)) == len(args)                                                  # every step shows other texts
-    # the α = 1 end of the mixture would be all p_LM; at the run's α the negatives are the run's, underlined where p_LM spoke
+    e = fgx.explore(r)                                                                      # no model needed
+    e.controls["record"].value = 5
+    assert not e.errors and "c" in e.figures["city"].data[0].x[0]
+    fig = static_view(e)
+    assert_static_view(fig)
+    (slider,) = fig.layout.sliders
+    assert len(slider.steps) == 20 and slider.steps[-1].label == "α 0.9, test record 3"
+    # the frame at the run's α and record 0: the run's negatives, underlined where p_LM spoke
     neg = r.artefacts["alpha_negatives"][str(r.params["alpha"])]
-    cells = slider.steps[fg.ALPHAS.index(r.params["alpha"])].args[0]["cells.values"][0][1]
-    assert [c.count("<u>") for c in cells] == [sum(s) for s in neg["sources"]]
-    assert "static view" in fig.layout.title.text and len(fig.to_json()) < 2_000_000
+    i = [s_.label for s_ in slider.steps].index(f"α {r.params['alpha']:g}, test record 0")
+    tables = [t for t, v in zip(fig.data, slider.steps[i].args[0]["visible"]) if v and t.type == "table"]
+    cells = tables[-1].cells.values[1]
+    assert [c.count("<u>") for c in cells] == [sum(s_) for s_ in neg["sources"]]
+    assert e.controls["record"].value == 5 and not e.errors                                 # the controls are restored

@@ -1,12 +1,17 @@
 """Library tests for `iclrbench.papers.rawlsian_policies`: the welfare simulator, the six policies, closed forms."""
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
+from static_view_checks import assert_static_view
 
+import iclrbench.explorers.rawlsian_policies as rpx
 import iclrbench.papers.rawlsian_policies as rp
+from iclrbench.core import Result
+from iclrbench.views.static import static_view
 
 N = 50
 
@@ -249,8 +254,22 @@ def test_same_seed_same_numbers_and_seeds_are_independent_of_batching():
 
 
 def test_explorer_grid_and_simulation_are_quick_and_consistent():
-    sim = rp.explorer_simulation(50, 1, 500, 12000.0, 13750.0, 10.0, 60.0, 1.0, 0, "survival")
+    sim = rpx.explorer_simulation(50, 1, 500, 12000.0, 13750.0, 10.0, 60.0, 1.0, 0, "survival")
     assert sim["survival"] and sim["matthew"] and sim["mean"].shape[0] == len(rp.POLICIES)
-    grid = rp.explorer_grid(30, 1, 400, 1750.0, 10.0, 1.0, 0, "survival", cells=4, samples=1)
+    grid = rpx.explorer_grid(30, 1, 400, 1750.0, 10.0, 1.0, 0, "survival", cells=4, samples=1)
     assert grid["diff_short"].shape == (4, 4)
     assert (grid["diff_short"] < 0).mean() > 0.5                      # utilitarian ahead at t = 10 in most cells
+
+
+def test_explorer_from_a_json_result_and_its_static_view():
+    r = rp.run("smoke", progress=False, n_seeds=1, T=300, grid_cells=2, grid_samples=1, grid_T_long=100)
+    r = Result.from_dict(json.loads(json.dumps(r.to_dict())))
+    e = rpx.explore(r)
+    assert not e.errors and e.controls["T"].value == 300
+    e.controls["preset"].value = "ruin"                                   # the preset sets the level sliders
+    assert e.controls["f_lo"].value == rp.ruin_bounds(50)["f_lo"] and not e.errors
+    fig = static_view(e)                                                  # regime × k, drawn by the explorer's refresh
+    assert_static_view(fig)
+    steps = fig.layout.sliders[0].steps
+    assert len(steps) == 8 and "ruin" in steps[-1].label and "k 10" in steps[-1].label
+    assert e.controls["preset"].value == "ruin" and not e.errors          # the controls are restored afterwards
