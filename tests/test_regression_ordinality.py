@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 import torch
 
+from iclrbench.explorers import regression_ordinality as roe
 from iclrbench.papers import regression_ordinality as ro
+from iclrbench.views.static import static_view
 
 
 def test_rot_loss_matches_a_pot_reference():
@@ -77,15 +79,26 @@ def test_short_run_is_deterministic(short_result):
 
 
 def test_static_view_steps_through_runs_and_snapshots_after_a_json_round_trip(short_result):
+    """The docs' static view, generated from the explorer (built from the JSON round trip) over its STATIC_GRID."""
     import json
+    from static_view_checks import assert_static_view
     from iclrbench.core import Result
     r = Result.from_dict(json.loads(json.dumps(short_result.to_dict())))
-    fig = ro.static_view(r)
-    (slider,), (menu,) = fig.layout.sliders, fig.layout.updatemenus
-    assert [b.label for b in menu.buttons] == ["baseline", "MT", "ROT", "MT+ROT"]
-    assert len(slider.steps) == len(r.artefacts["snapshots"]["baseline"]) >= 2
-    args = [json.dumps(c.args) for c in list(slider.steps) + list(menu.buttons)]
-    assert len(set(args)) == len(args)
-    # the first step shows the untrained features, the last one the trained ones: different points
-    assert slider.steps[0].args[0]["x"][0] != slider.steps[-1].args[0]["x"][0]
-    assert "static view" in fig.layout.title.text and len(fig.to_json()) < 2_000_000
+    ex = roe.explore(r)
+    fig = static_view(ex)
+    (slider,) = assert_static_view(fig)
+    grid = roe.RegressionExplorer.STATIC_GRID
+    assert len(slider.steps) == len(grid["run"]) * len(grid["snapshot"]) and not ex.errors
+    assert slider.steps[0].label.startswith("run baseline") and "snapshot 0" in slider.steps[0].label
+    # the first step shows the untrained features, a later one of the same run the trained ones: different points
+    on = lambda k: [t for t, v in zip(fig.data, slider.steps[k].args[0]["visible"]) if v]
+    assert list(on(0)[0].x) != list(on(len(grid["snapshot"]) - 1)[0].x)
+    assert len(fig.to_json()) < 2_000_000
+
+
+def test_explorer_trains_a_custom_run(short_result):
+    ex = roe.explore(short_result)
+    ex.set_values(heads=2, lam=0.1, epochs=50)
+    ex.controls["train"].click()
+    assert not ex.errors and ex.controls["run"].value.startswith("custom M=2")
+    assert ex.controls["run"].value in ex.snaps and len(ex.figures["features"].data) == 2
