@@ -105,19 +105,24 @@ def test_dpo_is_the_constant_dispersion_special_case():
 
 def test_static_view_has_client_side_controls_over_distinct_data():
     import json
+    from static_view_checks import assert_static_view
     from iclrbench.core import Result
+    from iclrbench.explorers import mallowspo as mpx
+    from iclrbench.views.static import static_view
     r = mp.run("smoke", seed=0, progress=False, n_seeds=2, steps=30, n_prompts=6)          # a cheap result
     r = Result.from_dict(json.loads(json.dumps(r.to_dict())))                               # what the site reads back
-    fig = mp.static_view(r)
-    (slider,), (menu,) = fig.layout.sliders, fig.layout.updatemenus
-    assert [s.label for s in slider.steps] == [f"{b:g}" for b in mp.BETAS]
-    assert [b.label for b in menu.buttons] == ["mean over worlds", "world 0", "world 1"]
-    for ctl in (slider.steps, menu.buttons):
-        args = [json.dumps(s.args) for s in ctl]
-        assert len(set(args)) == len(args)
-    # the slider moves the bars to the per-prompt KL of the chosen β (world 0, method 0)
-    pol = np.asarray(r.artefacts["main"]["policy"])
-    order = np.argsort(-np.asarray(r.artefacts["main"]["neg_log_phi"]), kind="stable")
-    kl = (pol[0, 3] * np.log(pol[0, 3] * pol.shape[-1])).sum(-1)[order]
-    assert np.allclose(slider.steps[3].args[0]["y"][-2], kl)
-    assert "static view" in fig.layout.title.text and len(fig.to_json()) < 2_000_000
+    ex = mpx.explore(r)
+    fig = static_view(ex)
+    (slider,) = assert_static_view(fig)
+    assert len(slider.steps) == len(mp.BETAS) and all(f"β (policies) {b:g}" == s.label for b, s in zip(mp.BETAS, slider.steps))
+    # the explorer trained world 0 with the run's settings: its frontier is the run's first world's, point for point
+    main = r.artefacts["main"]
+    frontier = [t for t in fig.data if t.mode == "lines+markers" and t.visible]
+    assert [t.name for t in frontier] == main["methods"]
+    for m, t in enumerate(frontier):
+        assert np.allclose(t.x, np.asarray(main["kl"])[0, m], atol=1e-9) and np.allclose(t.y, np.asarray(main["reward"])[0, m], atol=1e-9)
+    # each step highlights the chosen β's point on both frontiers
+    for j, step in enumerate(slider.steps):
+        shown = [t for t, v in zip(fig.data, step.args[0]["visible"]) if v and t.mode == "markers"]
+        assert [float(t.x[0]) for t in shown] == pytest.approx([np.asarray(main["kl"])[0, m, j] for m in range(len(shown))], abs=1e-9)
+    assert len(fig.to_json()) < 2_000_000

@@ -228,25 +228,36 @@ def test_hf_hidden_states_match_a_forward_hook_and_pipeline_runs():
         md.collect_hf_activations(model, tok, texts, 7)
 
 
-
 def test_static_view_slides_over_clusters_from_the_json_artefacts():
     import json
     from types import SimpleNamespace
+    from static_view_checks import assert_static_view
+    from iclrbench.explorers import multidim_features as mdx
+    from iclrbench.views.static import static_view
     # the artefacts run() stores (summaries of a trained and a control model's pipelines), built cheaply, JSON round trip
-    art = {"models": {}}
+    art = {"models": {}, "synthetic": {"values": {k: {"M": 0.2, "S": 0.5, "score": 0.4} for k in md.SYNTHETIC}}}
     for tag, ctrl in (("trained (seed 0)", False), ("control (seed 0)", True)):
-        model, _, _ = md.train_calendar_lm(0, 30, ctrl, d_model=32)
+        model, _, _ = md.train_calendar_lm(0, 50, ctrl, d_model=32)
         an = md._analysis(model, dict(n_sequences=200, sae_steps=50, n_clusters=6, n_pairs=1, mixture_steps=50), 0, 1, 64, 1.0,
                           random_calendar=ctrl)
-        art["models"][tag] = {"layer 1": md.summarise_pipeline(an)}
-    r = SimpleNamespace(artefacts=json.loads(json.dumps(art)), seed=0, params={}, metrics={})
-    fig = md.static_view(r)
-    steps, buttons = fig.layout.sliders[0].steps, fig.layout.updatemenus[0].buttons
-    cls = r.artefacts["models"]["trained (seed 0)"]["layer 1"]["clusters"]
-    assert len(steps) == min(len(cls), md.STATIC_MAX_CLUSTERS) >= 2 and len(buttons) == 2
-    args = [json.dumps(s.args) for s in list(steps) + list(buttons)]
-    assert len(set(args)) == len(args) and "static view" in fig.layout.title.text
-    # each step restyles the 2 x 3 projection traces and the ringed marker, which sits at the cluster's (M, S)
-    upd, _, idx = steps[1].args
-    assert len(upd["x"]) == len(idx) == 7 and upd["x"][-1] == [cls[1]["M"][0]] and upd["y"][-1] == [cls[1]["S"][0]]
+        art["models"][tag] = {"layer 1, 64 latents, l1 1": md.summarise_pipeline(an)}
+    r = SimpleNamespace(artefacts=json.loads(json.dumps(art)), seed=0, params=dict(lm_steps=50, d_model=32, weight_decay=1.0),
+                        metrics={}, objects={})
+    ex = mdx.explore(r)
+    assert not ex.errors, ex.errors
+    cls = r.artefacts["models"]["trained (seed 0)"]["layer 1, 64 latents, l1 1"]["clusters"]
+    assert ex.STATIC_GRID["cluster"] == list(range(1, min(len(cls), 12) + 1)) and len(cls) >= 2
+    fig = static_view(ex)
+    (slider,) = assert_static_view(fig)
+    assert len(slider.steps) == 2 * len(ex.STATIC_GRID["cluster"])
+    # each step shows one (cluster, projection): its title names the cluster's rank and its (M, S)
+    titles = [s.args[1]["title.text"] for s in slider.steps]
+    for k, c in enumerate(cls[:12]):
+        assert f"cluster #{k + 1} — M={c['M'][0]:.2f}" in titles[2 * k] and "PCA 0-1" in titles[2 * k] and "PCA 1-2" in titles[2 * k + 1]
     assert len(fig.to_json()) < 2_000_000
+    # no live model in a JSON result: the θ rotation asks for the retrain button, which rebuilds the model
+    assert "retrain" in ex.figures["next_token"].layout.title.text and not ex.controls["retrain"].disabled
+    ex.controls["retrain"].click()
+    assert not ex.errors and ex.controls["retrain"].disabled and len(ex.figures["next_token"].data) == 1
+    ex.controls["rotation"].value = 90.0
+    assert not ex.errors and "θ=90°" in ex.figures["next_token"].layout.title.text

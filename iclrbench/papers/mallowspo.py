@@ -10,29 +10,23 @@ Docs: https://iclrbench.github.io/iclrbench/papers/mallowspo.html.md"""
 # %% ../../nbs/papers/mallowspo.ipynb #1292263e
 from __future__ import annotations
 
-import functools, math
+import math
 from typing import Any, Sequence
 
 import numpy as np
+import torch
+import torch.nn.functional as F
 
-from ..core import Claim, Paper, Param, Result, Timer, make_result, resolve_params, torch_threads, validate_seed
-from ..core import progress as progress_bar
+from ..blocks.preference import dpo_loss, model_logits
+from ..core import Claim, Paper, Param
+from ..core.experiment import every_seed, experiment, per_seed
+
 
 # %% auto #0
-__all__ = ['PAPER', 'BETAS', 'PARAMS', 'SCALES', 'KL_TARGET', 'CLAIMS', 'mallows_dpo_loss', 'mallows_ipo_loss',
+__all__ = ['BETAS', 'PAPER', 'PARAMS', 'SCALES', 'KL_TARGET', 'CLAIMS', 'METHODS', 'run', 'mallows_dpo_loss', 'mallows_ipo_loss',
            'dispersion_from_reference', 'neg_log_dispersion', 'make_bandit', 'train_bandit', 'policy_metrics',
-           'reward_at_kl', 'entropy_proxy_reference', 'proxy_weights', 'run', 'frontier_figure', 'policy_figure',
-           'per_prompt_kl_figure', 'mallows_phi_link', 'link_figure', 'explore', 'static_view']
-
-# %% ../../nbs/papers/mallowspo.ipynb #1d50f5bc
-PAPER = Paper(
-    slug="mallowspo",
-    title="MallowsPO: Fine-Tune Your LLM with Preference Dispersions",
-    authors="Haoxian Chen, Hanyang Zhao, Henry Lam, David D. Yao, Wenpin Tang",
-    summary="Mallows ranking models give DPO a prompt-dependent dispersion; scaling each prompt's DPO logit by "
-            "−log φ(x) improves the reward–KL trade-off and contains DPO as the constant-dispersion case.",
-    links={"arXiv": "https://arxiv.org/abs/2405.14953", "code": "https://github.com/haoxian-chen/MallowsPO"},
-)
+           'reward_at_kl', 'entropy_proxy_reference', 'proxy_weights', 'mallows_phi_link', 'world_seed', 'one_seed',
+           'frontier_summary', 'explore']
 
 # %% ../../nbs/papers/mallowspo.ipynb #5a2ef43a
 def mallows_dpo_loss(policy_chosen, policy_rejected, ref_chosen, ref_rejected, neg_log_disp, beta: float = 0.1,
@@ -42,8 +36,6 @@ def mallows_dpo_loss(policy_chosen, policy_rejected, ref_chosen, ref_rejected, n
     The inputs are sequence log-probs (B,) (summed, or averaged with length normalisation, over completion tokens).
     c ≡ 1 is DPO. `neg_log_disp` is detached (the dispersion is a fixed per-prompt weight). Returns
     `(losses, chosen_rewards, rejected_rewards)` as `iclrbench.blocks.preference.dpo_loss`."""
-    import torch
-    from iclrbench.blocks.preference import dpo_loss
     c = torch.as_tensor(neg_log_disp, dtype=policy_chosen.dtype, device=policy_chosen.device).detach()
     if bool((c <= 0).any()) or not bool(torch.isfinite(c).all()):
         raise ValueError("parameter 'neg_log_disp' must be > 0 and finite (c(x) = −log φ(x) with φ in (0, 1))")
@@ -55,7 +47,6 @@ def mallows_dpo_loss(policy_chosen, policy_rejected, ref_chosen, ref_rejected, n
 def mallows_ipo_loss(policy_chosen, policy_rejected, ref_chosen, ref_rejected, neg_log_disp, beta: float = 0.1,
                      reduction: str = "none"):
     """Mallows-IPO: (c(x)·[(π_w − ref_w) − (π_l − ref_l)] − 1/(2β))², c(x) = `neg_log_disp` (detached)."""
-    import torch
     c = torch.as_tensor(neg_log_disp, dtype=policy_chosen.dtype, device=policy_chosen.device).detach()
     if beta <= 0: raise ValueError(f"parameter 'beta' must be > 0; got {beta!r}")
     margin = (policy_chosen - ref_chosen) - (policy_rejected - ref_rejected)
@@ -63,14 +54,13 @@ def mallows_ipo_loss(policy_chosen, policy_rejected, ref_chosen, ref_rejected, n
     return losses.mean() if reduction == "mean" else losses
 
 
+# %% ../../nbs/papers/mallowspo.ipynb #591e64eb
 def dispersion_from_reference(ref_model, input_ids, attention_mask, completion_mask):
     """Normalised mean next-token entropy of the frozen reference over each sequence's completion tokens, in (0, 1].
 
     H̄(y) = (1/|y|) Σ_{t ∈ completion} H(π_ref(· | x, y_<t)) / log|V|, computed without gradients. The entropy at
     position t is that of the distribution that predicts token t (logits at t−1), so prompt and pad tokens are
     excluded exactly as in the sequence log-prob."""
-    import torch
-    from iclrbench.blocks.preference import model_logits
     with torch.no_grad():
         logits = model_logits(ref_model, input_ids, attention_mask)[:, :-1].float()
         logp = torch.log_softmax(logits, -1)
@@ -81,7 +71,6 @@ def dispersion_from_reference(ref_model, input_ids, attention_mask, completion_m
 
 def neg_log_dispersion(H_chosen, H_rejected, c0: float = 0.29, eps: float = 1e-4):
     """c(x) = −c₀ · log Ĥ(x), Ĥ = ½(H̄(y_w) + H̄(y_l)) clamped to [eps, 1 − eps] (c = 0 would kill the gradient)."""
-    import torch
     if c0 <= 0: raise ValueError(f"parameter 'c0' must be > 0; got {c0!r}")
     if not 0 < eps < 0.5: raise ValueError(f"parameter 'eps' must be in (0, 0.5); got {eps!r}")
     H = (0.5 * (torch.as_tensor(H_chosen) + torch.as_tensor(H_rejected))).clamp(eps, 1 - eps)
@@ -117,14 +106,12 @@ def make_bandit(seed, n_prompts: int = 20, n_arms: int = 8, concentrated: float 
     return dict(r=r, neg_log_phi=c, wins=W)
 
 
+# %% ../../nbs/papers/mallowspo.ipynb #c50cb8d6
 def train_bandit(wins, weights, betas: Sequence[float] = BETAS, log_ref=None, steps: int = 400, lr: float = 0.1):
     """Train tabular policies π_x = softmax(log π_ref,x + θ_x) by full-batch Adam on the count-weighted DPO loss.
 
     `wins` (P,K,K) or (G,P,K,K); `weights` (M,P) or (G,M,P) per-prompt β multipliers (row m: one method; ones = DPO);
     returns policies (G?, M, len(betas), P, K). θ starts at 0 (π = π_ref)."""
-    import torch
-    import torch.nn.functional as F
-    from iclrbench.blocks.preference import dpo_loss
     W = torch.as_tensor(np.asarray(wins, float))
     squeeze = W.dim() == 3
     if squeeze: W = W[None]
@@ -154,7 +141,7 @@ def train_bandit(wins, weights, betas: Sequence[float] = BETAS, log_ref=None, st
     pi = torch.softmax(lref[:, None, None] + th, -1).detach().numpy()
     return pi[0] if squeeze else pi
 
-
+# %% ../../nbs/papers/mallowspo.ipynb #398f0333
 def policy_metrics(pi, r, log_ref=None):
     """(mean true utility E_π[r_x], mean KL(π_x ‖ π_ref)) over prompts, for policies (..., P, K)."""
     pi = np.asarray(pi)
@@ -171,7 +158,7 @@ def reward_at_kl(kl, reward, target: float = 1.0) -> float:
     if target < kl[o[0]] or target > kl[o[-1]]: return float("nan")
     return float(np.interp(target, kl[o], reward[o]))
 
-
+# %% ../../nbs/papers/mallowspo.ipynb #270dac85
 def entropy_proxy_reference(r, neg_log_phi, kappa: float = 0.25):
     """An informed reference log π_ref,x = log softmax(κ·(−log φ(x))·r_x), whose entropy tracks the dispersion."""
     z = kappa * np.asarray(neg_log_phi)[:, None] * np.asarray(r)
@@ -186,7 +173,22 @@ def proxy_weights(log_ref, c0: float = 0.29, eps: float = 1e-4):
     H = -(np.exp(lr_) * lr_).sum(-1) / math.log(lr_.shape[-1])
     return -c0 * np.log(np.clip(H, eps, 1 - eps))
 
+# %% ../../nbs/papers/mallowspo.ipynb #a69c6014
+def mallows_phi_link(phi: float, d):
+    "Exact pairwise marginal of the Mallows-φ (Kendall) model for center rank gap d ≥ 1: (d+1)/(1−φ^{d+1}) − d/(1−φ^d)."
+    d = np.asarray(d, float)
+    if not 0 < phi < 1: raise ValueError(f"parameter 'phi' must be in (0, 1); got {phi!r}")
+    return (d + 1) / (1 - phi ** (d + 1)) - d / (1 - phi ** d)
+
 # %% ../../nbs/papers/mallowspo.ipynb #c1cd25f0
+PAPER = Paper(
+    slug="mallowspo",
+    title="MallowsPO: Fine-Tune Your LLM with Preference Dispersions",
+    authors="Haoxian Chen, Hanyang Zhao, Henry Lam, David D. Yao, Wenpin Tang",
+    summary="Mallows ranking models give DPO a prompt-dependent dispersion; scaling each prompt's DPO logit by "
+            "−log φ(x) improves the reward–KL trade-off and contains DPO as the constant-dispersion case.",
+    links={"arXiv": "https://arxiv.org/abs/2405.14953", "code": "https://github.com/haoxian-chen/MallowsPO"},
+)
 PARAMS = [
     Param("n_seeds", "int", "bandit worlds per run (seeds seed·100 + i)", low=1, high=20),
     Param("n_prompts", "int", "prompts P", low=2, high=200),
@@ -209,15 +211,12 @@ SCALES = {
 KL_TARGET = 1.0
 
 
-def _fmt(xs, d=3):
-    return "[" + ", ".join("nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{d}f}" for x in xs) + "]"
-
-
+# %% ../../nbs/papers/mallowspo.ipynb #66c5a4b3
 def _check_frontier(m):
     gaps = [a - b for a, b in zip(m["reward_at_kl1_mallows"], m["reward_at_kl1_dpo"])]
-    ok = all(g >= 0.03 for g in gaps if not math.isnan(g)) and not any(math.isnan(g) for g in gaps)
-    return ok, (f"reward at KL=1: MallowsPO-θ {_fmt(m['reward_at_kl1_mallows'])} vs DPO {_fmt(m['reward_at_kl1_dpo'])}; "
-                f"gap per seed {_fmt(gaps)} (need ≥ 0.03)")
+    ok = every_seed(gaps, lambda g: g >= 0.03)            # a NaN gap (KL=1 outside the sweep) fails: NaN >= 0.03 is False
+    return ok, (f"reward at KL=1: MallowsPO-θ {per_seed(m['reward_at_kl1_mallows'])} vs DPO {per_seed(m['reward_at_kl1_dpo'])}; "
+                f"gap per seed {per_seed(gaps)} (need ≥ 0.03)")
 
 
 CLAIMS = [
@@ -247,234 +246,64 @@ def _experiment(worlds, weights_fn, betas, steps, lr, log_refs=None):
     return pi, rew, kl, ws
 
 
-def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides) -> Result:
-    """DPO vs MallowsPO-θ (oracle dispersion) over a β sweep on `n_seeds` bandit worlds and (optionally) the
-    entropy-proxy experiment; returns frontiers, policies and claim outcomes. (The equal-dispersion control is an
-    identity, c ≡ 1 ⇒ DPO, so it is a unit test, not a run: see "DPO is the constant-dispersion special case".)"""
-    params = resolve_params(PARAMS, SCALES, scale, overrides); validate_seed(seed)
-    p = params
-    seeds = [seed * 100 + i for i in range(p["n_seeds"])]
-    timer = Timer()
+# %% ../../nbs/papers/mallowspo.ipynb #45a04bd6
+METHODS = {"main": ["DPO", "MallowsPO-θ (oracle)"], "proxy": ["DPO", "MallowsPO-θ (oracle)", "MallowsPO-θ (entropy proxy)"]}
+
+
+def world_seed(run_seed: int, i: int) -> int:
+    "Seed of the run's i-th bandit world: 100·seed + i."
+    return run_seed * 100 + i
+
+
+def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
+    """One bandit world: DPO vs MallowsPO-θ (oracle dispersion) over the β sweep, reward at KL=1; with `proxy` also the
+    entropy-proxy experiment (informed reference, c from its entropy) on the same world."""
     kw = dict(n_prompts=p["n_prompts"], n_arms=p["n_arms"], concentrated=p["concentrated"], dispersed=p["dispersed"],
               frac_dispersed=p["frac_dispersed"], n_pairs=p["n_pairs"])
     betas = list(BETAS)
-    oracle = lambda i, w: np.stack([np.ones_like(w["neg_log_phi"]), w["neg_log_phi"] / w["neg_log_phi"].mean()])
-    metrics: dict[str, Any] = dict(seeds=seeds, betas=betas)
-    art: dict[str, Any] = dict(betas=betas)
-    with torch_threads(1):
-        parts = ["main"] + (["proxy"] if p["proxy"] else [])
-        for part in progress_bar(parts, enabled=progress, desc="MallowsPO bandit"):
-            with timer(part):
-                worlds = [make_bandit([s, 1], **kw) for s in seeds]
-                if part == "proxy":
-                    refs = [entropy_proxy_reference(w["r"], w["neg_log_phi"], p["kappa"]) for w in worlds]
-                    def wfn(i, w):
-                        cp = proxy_weights(refs[i])
-                        return np.stack([np.ones_like(cp), w["neg_log_phi"] / w["neg_log_phi"].mean(), cp / cp.mean()])
-                    pi, rew, kl, ws = _experiment(worlds, wfn, betas, p["steps"], p["lr"], refs)
-                    names = ["DPO", "MallowsPO-θ (oracle)", "MallowsPO-θ (entropy proxy)"]
-                else:
-                    pi, rew, kl, ws = _experiment(worlds, oracle, betas, p["steps"], p["lr"])
-                    names = ["DPO", "MallowsPO-θ (oracle)"]
-            at = np.array([[reward_at_kl(kl[g, m], rew[g, m], KL_TARGET) for m in range(len(names))] for g in range(len(seeds))])
-            pre = "" if part == "main" else f"{part}_"
-            metrics[f"{pre}reward_at_kl1_dpo"] = at[:, 0].tolist()
-            metrics[f"{pre}reward_at_kl1_mallows"] = at[:, 1].tolist()
+    row: dict[str, Any] = {}
+    for part in ["main"] + (["proxy"] if p["proxy"] else []):
+        with ctx.time(part):
+            w = make_bandit([world_seed(ctx.seed, seed - ctx.seed), 1], **kw)
+            c = w["neg_log_phi"]
             if part == "proxy":
-                metrics["proxy_reward_at_kl1_entropy"] = at[:, 2].tolist()
-                metrics["proxy_c_corr"] = [float(np.corrcoef(ws[g, 2], w["neg_log_phi"])[0, 1]) for g, w in enumerate(worlds)]
-            art[part] = dict(methods=names, reward=rew, kl=kl, weights=ws[0],
-                             neg_log_phi=worlds[0]["neg_log_phi"], r=worlds[0]["r"],
-                             policy=pi[0], log_ref=None if part != "proxy" else refs[0])
-    metrics["mean_gap_at_kl1"] = float(np.nanmean(np.array(metrics["reward_at_kl1_mallows"]) - np.array(metrics["reward_at_kl1_dpo"])))
-    return make_result(PAPER, CLAIMS, scale, seed, params, metrics, art, timer.timings)
+                ref = entropy_proxy_reference(w["r"], c, p["kappa"])
+                cp = proxy_weights(ref)
+                weights = lambda i, w: np.stack([np.ones_like(cp), c / c.mean(), cp / cp.mean()])
+                pi, rew, kl, ws = _experiment([w], weights, betas, p["steps"], p["lr"], [ref])
+            else:
+                ref = None
+                weights = lambda i, w: np.stack([np.ones_like(c), c / c.mean()])
+                pi, rew, kl, ws = _experiment([w], weights, betas, p["steps"], p["lr"])
+        names = METHODS[part]
+        at = [reward_at_kl(kl[0, m], rew[0, m], KL_TARGET) for m in range(len(names))]
+        pre = "" if part == "main" else f"{part}_"
+        row[f"{pre}reward_at_kl1_dpo"], row[f"{pre}reward_at_kl1_mallows"] = at[0], at[1]
+        if part == "proxy":
+            row["proxy_reward_at_kl1_entropy"] = at[2]
+            row["proxy_c_corr"] = float(np.corrcoef(ws[0, 2], c)[0, 1])
+        ctx.keep(f"{part}_reward", rew[0]); ctx.keep(f"{part}_kl", kl[0])
+        if seed == ctx.seed:                       # the first world's policies and data, for the figures
+            ctx.artefacts[part] = dict(weights=ws[0], neg_log_phi=c, r=w["r"], policy=pi[0], log_ref=ref)
+    return row
 
-# %% ../../nbs/papers/mallowspo.ipynb #32089bed
-def _go():
-    import plotly.graph_objects as go
-    return go
-
-
-def frontier_figure(reward, kl, methods, betas, title="Reward–KL frontier", highlight_beta=None):
-    "Reward vs KL per method (mean over worlds, one point per β); `reward`, `kl`: (G, M, B)."
-    from iclrbench.views.explorer import PALETTE, style
-    go = _go()
-    fig = go.Figure()
-    reward, kl = np.asarray(reward), np.asarray(kl)
-    for m, name in enumerate(methods):
-        k, r = kl[:, m].mean(0), reward[:, m].mean(0)
-        fig.add_trace(go.Scatter(x=k, y=r, mode="lines+markers", name=name, line=dict(color=PALETTE[m]),
-                                 text=[f"β={b}" for b in betas], hovertemplate="%{text}: KL %{x:.2f}, reward %{y:.3f}"))
-        if highlight_beta is not None and highlight_beta in list(betas):
-            j = list(betas).index(highlight_beta)
-            fig.add_trace(go.Scatter(x=[k[j]], y=[r[j]], mode="markers", marker=dict(size=14, color=PALETTE[m], symbol="circle-open"),
-                                     showlegend=False, hoverinfo="skip"))
-    fig.add_vline(x=KL_TARGET, line_dash="dot", line_color="#888")
-    return style(fig, title, x="mean KL(π ‖ π_ref)", y="mean consensus utility E_π[r]")
-
-
-def policy_figure(policy, neg_log_phi, methods, beta_index, betas, title=None):
-    "Per-prompt policies (prompts × arms, arms sorted by true utility) for each method at one β, prompts sorted by dispersion."
-    from plotly.subplots import make_subplots
-    from iclrbench.views.explorer import style
-    go = _go()
-    order = np.argsort(-np.asarray(neg_log_phi), kind="stable")
-    fig = make_subplots(rows=1, cols=len(methods), subplot_titles=list(methods), shared_yaxes=True)
-    for m in range(len(methods)):
-        z = np.asarray(policy)[m, beta_index][order]
-        fig.add_trace(go.Heatmap(z=z, zmin=0, zmax=1, colorscale="Blues", showscale=m == 0,
-                                 y=[f"x{i} (−logφ={neg_log_phi[i]:.2g})" for i in order]), 1, m + 1)
-    style(fig, title or f"π(arm | prompt) at β={betas[beta_index]} (prompts sorted: concentrated first)", x="arm", height=420)
-    return fig
+# %% ../../nbs/papers/mallowspo.ipynb #e893d972
+def frontier_summary(p: dict, table, ctx) -> None:
+    "After every world: stack the frontiers (reward, KL: (worlds, methods, β)), the mean gap at KL=1, the world seeds."
+    a, m = ctx.artefacts, ctx.metrics
+    a["betas"] = m["betas"] = list(BETAS)
+    for part in ["main"] + (["proxy"] if p["proxy"] else []):
+        a[part] = dict(methods=METHODS[part], reward=np.stack(a.pop(f"{part}_reward")), kl=np.stack(a.pop(f"{part}_kl")), **a[part])
+    m["mean_gap_at_kl1"] = float(np.nanmean(np.array(m["reward_at_kl1_mallows"]) - np.array(m["reward_at_kl1_dpo"])))
+    m["seeds"] = [world_seed(ctx.seed, i) for i in range(len(table))]     # the worlds' seeds, not the harness's 0..n-1
 
 
-def per_prompt_kl_figure(policy, neg_log_phi, methods, beta_index, betas):
-    "Per-prompt KL(π_x ‖ uniform) as bars per method, prompts sorted by dispersion (concentrated first)."
-    from iclrbench.views.explorer import PALETTE, style
-    go = _go()
-    order = np.argsort(-np.asarray(neg_log_phi), kind="stable")
-    fig = go.Figure()
-    K = np.asarray(policy).shape[-1]
-    for m, name in enumerate(methods):
-        pi = np.asarray(policy)[m, beta_index][order]
-        kl = (pi * (np.log(np.clip(pi, 1e-300, None)) + math.log(K))).sum(-1)
-        fig.add_trace(go.Bar(x=[f"x{i}" for i in order], y=kl, name=name, marker_color=PALETTE[m]))
-    return style(fig, f"Per-prompt KL at β={betas[beta_index]} (left: concentrated prompts)", x="prompt", y="KL(π_x ‖ π_ref)")
+# torch on one thread (small tensors); BLAS left as it is, as before the harness
+run = experiment(PAPER, PARAMS, SCALES, CLAIMS, per_seed=one_seed, finish=frontier_summary, blas_threads=None)
 
-
-def mallows_phi_link(phi: float, d):
-    "Exact pairwise marginal of the Mallows-φ (Kendall) model for center rank gap d ≥ 1: (d+1)/(1−φ^{d+1}) − d/(1−φ^d)."
-    d = np.asarray(d, float)
-    if not 0 < phi < 1: raise ValueError(f"parameter 'phi' must be in (0, 1); got {phi!r}")
-    return (d + 1) / (1 - phi ** (d + 1)) - d / (1 - phi ** d)
-
-
-def link_figure(neg_log_phis=(4.0, 0.5)):
-    "Mallows-φ pairwise link g_φ(d) vs the logistic σ(−log φ · d) for the given dispersions."
-    from iclrbench.views.explorer import PALETTE, style
-    go = _go()
-    d = np.arange(1, 8)
-    fig = go.Figure()
-    for i, c in enumerate(neg_log_phis):
-        phi = math.exp(-c)
-        fig.add_trace(go.Scatter(x=d, y=mallows_phi_link(phi, d), mode="lines+markers", name=f"Mallows-φ, −logφ={c:.2g}", line=dict(color=PALETTE[i])))
-        fig.add_trace(go.Scatter(x=d, y=1 / (1 + np.exp(-c * d)), mode="lines", name=f"logistic σ({c:.2g}·d)", line=dict(color=PALETTE[i], dash="dot")))
-    return style(fig, "Pairwise preference of the center-better item vs rank gap d", x="rank gap d", y="P(preferred)")
-
-# %% ../../nbs/papers/mallowspo.ipynb #e905f901
+# %% ../../nbs/papers/mallowspo.ipynb #dfae859b
 def explore(result=None):
-    "Explorer: dispersions, fraction dispersed, pairs, β, methods and seed; frontier, policies, per-prompt KL, links."
-    if result is None: result = run("smoke", progress=False)
-    return _explorer_class()(result)
-
-
-@functools.lru_cache(maxsize=None)
-def _explorer_class():
-    import ipywidgets as widgets
-    from iclrbench.views.explorer import Explorer
-
-    class _MallowsExplorer(Explorer):
-        def __init__(self, result):
-            p = result.params
-            self.p, self.seed0 = p, result.seed
-            self._cache: dict = {}
-            fs = dict(continuous_update=False, style={"description_width": "120px"})
-            controls = {
-                "concentrated": widgets.FloatSlider(value=p["concentrated"], min=0.5, max=8.0, step=0.5, description="−log φ concentrated", **fs),
-                "dispersed": widgets.FloatSlider(value=p["dispersed"], min=0.1, max=2.0, step=0.1, description="−log φ dispersed", **fs),
-                "frac_dispersed": widgets.FloatSlider(value=p["frac_dispersed"], min=0.1, max=0.9, step=0.1, description="frac. dispersed", **fs),
-                "n_pairs": widgets.IntSlider(value=min(p["n_pairs"], 400), min=50, max=400, step=50, description="pairs / prompt", **fs),
-                "beta": widgets.SelectionSlider(options=list(BETAS), value=0.5, description="β (policies)", **fs),
-                "proxy": widgets.Checkbox(value=False, description="entropy proxy (informed ref.)"),
-                "seed": widgets.Dropdown(options=[0, 1, 2], value=0, description="world seed"),
-            }
-            super().__init__(controls, ["frontier", "policies", "per_prompt", "link"], title="MallowsPO explorer", columns=4)
-            self.safely("init", self.refresh)
-
-        def _compute(self, key):
-            if key not in self._cache:
-                conc, disp, frac, npairs, proxy, seed = key
-                w = make_bandit([seed, 1], self.p["n_prompts"], self.p["n_arms"], conc, disp, frac, npairs)
-                c = w["neg_log_phi"]
-                ws = [np.ones_like(c), c / c.mean()]
-                names = ["DPO", "MallowsPO-θ (oracle)"]
-                lref = None
-                if proxy:
-                    lref = entropy_proxy_reference(w["r"], c, self.p["kappa"])
-                    cp = proxy_weights(lref); ws.append(cp / cp.mean()); names.append("MallowsPO-θ (entropy proxy)")
-                with torch_threads(1):
-                    pi = train_bandit(w["wins"], np.stack(ws), BETAS, lref, self.p["steps"], self.p["lr"])
-                rew, kl = policy_metrics(pi, w["r"], lref)
-                if len(self._cache) > 64: self._cache.clear()
-                self._cache[key] = dict(pi=pi, rew=rew, kl=kl, names=names, c=c)
-            return self._cache[key]
-
-        def refresh(self, changed=None):
-            s = self.state
-            key = (round(s["concentrated"], 3), round(s["dispersed"], 3), round(s["frac_dispersed"], 3), s["n_pairs"], s["proxy"], s["seed"])
-            d = self._compute(key)
-            at = [reward_at_kl(d["kl"][m], d["rew"][m]) for m in range(len(d["names"]))]
-            gap = "; ".join(f"{n}: {a:.3f}" for n, a in zip(d["names"], at))
-            self.draw("frontier", frontier_figure(d["rew"][None], d["kl"][None], d["names"], list(BETAS),
-                                                  f"Frontier (world {s['seed']}); reward at KL=1 — {gap}", highlight_beta=s["beta"]))
-            j = list(BETAS).index(s["beta"])
-            self.draw("policies", policy_figure(d["pi"], d["c"], d["names"], j, list(BETAS)))
-            self.draw("per_prompt", per_prompt_kl_figure(d["pi"], d["c"], d["names"], j, list(BETAS)))
-            self.draw("link", link_figure((s["concentrated"], s["dispersed"])))
-
-    return _MallowsExplorer
-
-# %% ../../nbs/papers/mallowspo.ipynb #a484c7d0
-def static_view(result):
-    """The explorer's static view: left, the reward–KL frontier of DPO and MallowsPO-θ (one point per β); right, the
-    per-prompt KL(π_x ‖ π_ref) of world 0 (concentrated prompts first). The slider picks β (the highlighted frontier
-    points and the bars follow it); the buttons show the frontier averaged over the run's worlds or of one world."""
-    from plotly.subplots import make_subplots
-    from iclrbench.views.explorer import PALETTE, style
-    go = _go()
-    a = result.artefacts["main"]
-    betas = [float(b) for b in result.artefacts["betas"]]
-    methods = list(a["methods"])
-    rew, kl = np.asarray(a["reward"], float), np.asarray(a["kl"], float)            # (G, M, B)
-    pol, c = np.asarray(a["policy"], float), np.asarray(a["neg_log_phi"], float)      # (M, B, P, K), (P,)
-    G, M, _ = rew.shape
-    seeds = result.metrics.get("seeds", list(range(G)))
-    order = np.argsort(-c, kind="stable")
-    K = pol.shape[-1]
-    pkl = (pol * (np.log(np.clip(pol, 1e-300, None)) + math.log(K))).sum(-1)[..., order]   # (M, B, P), uniform reference
-    sets = [("mean over worlds", kl.mean(0), rew.mean(0))] + [(f"world {seeds[g]}", kl[g], rew[g]) for g in range(G)]
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45],
-                        subplot_titles=("reward–KL frontier (one point per β)", "per-prompt KL, world 0 (left: concentrated)"))
-    hi = []
-    for si, (label, k, r) in enumerate(sets):
-        for m, name in enumerate(methods):
-            fig.add_trace(go.Scatter(x=k[m], y=r[m], mode="lines+markers", name=name, line=dict(color=PALETTE[m]), visible=si == 0,
-                                     legendgroup=name, showlegend=True, text=[f"β={b:g}" for b in betas],
-                                     hovertemplate=f"{name} ({label}), " + "%{text}: KL %{x:.2f}, reward %{y:.3f}<extra></extra>"), 1, 1)
-        for m, name in enumerate(methods):
-            hi.append(len(fig.data))
-            fig.add_trace(go.Scatter(x=[k[m][0]], y=[r[m][0]], mode="markers", visible=si == 0, showlegend=False, hoverinfo="skip",
-                                     marker=dict(size=15, color=PALETTE[m], symbol="circle-open", line=dict(width=3))), 1, 1)
-    bars = []
-    labels = [f"x{i}" for i in order]
-    for m, name in enumerate(methods):
-        bars.append(len(fig.data))
-        fig.add_trace(go.Bar(x=labels, y=pkl[m, 0], name=name, marker_color=PALETTE[m], showlegend=False,
-                             hovertemplate=f"{name}, " + "%{x}: KL %{y:.2f}<extra></extra>"), 1, 2)
-    fig.add_vline(x=KL_TARGET, line_dash="dot", line_color="#888", row=1, col=1)
-    steps = []
-    for j, b in enumerate(betas):
-        xs = [[k[m][j]] for _, k, _ in sets for m in range(M)] + [labels] * M
-        ys = [[r[m][j]] for _, _, r in sets for m in range(M)] + [pkl[m, j].tolist() for m in range(M)]
-        steps.append(dict(label=f"{b:g}", method="restyle", args=[{"x": xs, "y": ys}, hi + bars]))
-    n_line = 2 * M * len(sets)
-    buttons = [dict(label=label, method="restyle", args=[{"visible": [j // (2 * M) == si for j in range(n_line)]}, list(range(n_line))])
-               for si, (label, _, _) in enumerate(sets)]
-    style(fig, f"MallowsPO vs DPO on the dispersion bandit (static view: the run's β sweep, seed {result.seed})", height=500)
-    fig.update_xaxes(title_text="mean KL(π ‖ π_ref)", row=1, col=1); fig.update_yaxes(title_text="mean consensus utility E_π[r]", row=1, col=1)
-    fig.update_xaxes(title_text="prompt", row=1, col=2); fig.update_yaxes(title_text="KL(π_x ‖ π_ref)", row=1, col=2)
-    fig.update_layout(barmode="group", margin=dict(t=110, b=150),
-                      sliders=[dict(active=0, currentvalue=dict(prefix="β: "), steps=steps, y=-0.3, len=0.9, x=0.05)],
-                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.1,
-                                        yanchor="bottom", showactive=True)])
-    return fig
+    """The interactive explorer (`iclrbench.explorers.mallowspo`, imported on first use): dispersions, fraction
+    dispersed, pairs, β, entropy proxy and world; reward–KL frontier, policies, per-prompt KL, pairwise links."""
+    from iclrbench.explorers.mallowspo import explore as mallows_explorer
+    return mallows_explorer(result)

@@ -10,29 +10,33 @@ Docs: https://iclrbench.github.io/iclrbench/papers/multidim_features.html.md"""
 # %% ../../nbs/papers/multidim_features.ipynb #5c35018a
 from __future__ import annotations
 
-import functools, math
+import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
+import torch
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+from sklearn.cluster import SpectralClustering
 
-from ..core import (Claim, Paper, Param, Result, Timer, make_result, progress as _progress, resolve_params,
-                            validate_seed)
+from ..blocks.lm import LMConfig, TinyLM, train_lm
+from ..core import Claim, Paper, Param, progress as _progress
+from ..core.experiment import every_seed, experiment
+
 
 # %% auto #0
 __all__ = ['SYNTHETIC', 'DAYS', 'MONTHS', 'NUMBERS', 'FILLERS', 'VOCAB', 'STOI', 'SEQ_LEN', 'PAD', 'BOS', 'DAY_IDS', 'MONTH_IDS',
-           'INTERVENTIONS', 'NUMBER_WORDS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'BUDGETS', 'CAL_COLORS',
-           'STATIC_MAX_CLUSTERS', 'STATIC_MAX_POINTS', 'separability_index', 'mutual_information_bits', 'mixture_index',
-           'mixture_index_batch', 'irreducibility_score', 'synthetic_feature', 'SparseAutoencoder', 'sae_loss',
-           'SAETrainLog', 'train_sae', 'sae_stats', 'cluster_decoder', 'cluster_reconstructions', 'pca',
-           'calendar_problems', 'split_problems', 'arithmetic_sentence', 'list_sentence', 'calendar_batch',
-           'train_calendar_lm', 'arithmetic_accuracy', 'collect_activations', 'normalise_activations',
-           'is_cyclic_order', 'start_token_means', 'circle_emergence', 'ClusterInfo', 'score_clusters', 'sae_pipeline',
-           'calendar_fraction', 'CircleProbe', 'list_prompts', 'fit_circle_probe', 'intervene', 'run_from_layer',
-           'intervention_experiment', 'next_token_distribution', 'days_prompts', 'months_prompts',
-           'collect_hf_activations', 'hf_pipeline', 'summarise_pipeline', 'run', 'cluster_figure', 'indices_figure',
-           'irreducibility_scatter', 'mi_curve_figure', 'synthetic_figure', 'intervention_figure', 'fig_cluster',
-           'fig_scatter', 'fig_intervention', 'explore', 'static_view']
+           'INTERVENTIONS', 'NUMBER_WORDS', 'PAPER', 'PARAMS', 'SCALES', 'BUDGETS', 'CLAIMS', 'PARTIAL_METRICS', 'run',
+           'separability_index', 'mutual_information_bits', 'mixture_index', 'mixture_index_batch',
+           'irreducibility_score', 'synthetic_feature', 'SparseAutoencoder', 'sae_loss', 'SAETrainLog', 'train_sae',
+           'sae_stats', 'cluster_decoder', 'cluster_reconstructions', 'pca', 'calendar_problems', 'split_problems',
+           'arithmetic_sentence', 'list_sentence', 'calendar_batch', 'train_calendar_lm', 'arithmetic_accuracy',
+           'collect_activations', 'normalise_activations', 'is_cyclic_order', 'start_token_means', 'circle_emergence',
+           'ClusterInfo', 'score_clusters', 'sae_pipeline', 'calendar_fraction', 'CircleProbe', 'list_prompts',
+           'fit_circle_probe', 'intervene', 'run_from_layer', 'intervention_experiment', 'next_token_distribution',
+           'days_prompts', 'months_prompts', 'collect_hf_activations', 'hf_pipeline', 'summarise_pipeline',
+           'synthetic_references', 'one_seed', 'explore']
 
 # %% ../../nbs/papers/multidim_features.ipynb #5893620a
 def separability_index(points: np.ndarray, bins: int = 10, n_angles: int = 100, return_curve: bool = False):
@@ -66,6 +70,7 @@ def _points2d(points) -> np.ndarray:
     return x
 
 
+# %% ../../nbs/papers/multidim_features.ipynb #412d9df8
 def mixture_index(points, eps: float = 0.1, steps: int = 1000, restarts: int = 4, lr: float = 0.1, seed: int = 0,
                   eval_every: int = 50, return_slab: bool = False):
     """$M_\\epsilon=\\max_{v,c}P(|v\\cdot f+c|<\\epsilon\\,\\mathrm{RMS}(v\\cdot f+c))$ by annealed gradient ascent
@@ -81,7 +86,6 @@ def mixture_index(points, eps: float = 0.1, steps: int = 1000, restarts: int = 4
 def mixture_index_batch(clouds, eps: float = 0.1, steps: int = 1000, restarts: int = 4, lr: float = 0.1, seed: int = 0,
                         eval_every: int = 50):
     "Batched `mixture_index` over B clouds (B, n, 2), each with `restarts` restarts: returns (M (B,), v (B, 2), c (B,))."
-    import torch
     X = np.asarray(clouds, dtype=float)
     if X.ndim != 3 or X.shape[2] != 2 or X.shape[1] < 3: raise ValueError(f"parameter 'points' must have shape (B, n >= 3, 2); got {X.shape}")
     if not (isinstance(eps, (int, float)) and 0 < eps < 10): raise ValueError(f"parameter 'eps' must be a float in (0, 10); got {eps!r}")
@@ -158,61 +162,46 @@ def synthetic_feature(kind: str, n: int = 4096, seed: int = 0) -> np.ndarray:
     mag = rng.exponential(1.0, n)
     return np.where(on[:, None], mag[:, None] * np.array([1.0, 0.2]), mag[:, None] * np.array([-0.3, 1.0]))
 
-# %% ../../nbs/papers/multidim_features.ipynb #8998052c
-def _sae_class():
-    import torch
+# %% ../../nbs/papers/multidim_features.ipynb #5054fd74
+class SparseAutoencoder(torch.nn.Module):
+    """ReLU SAE with `n_latents` unit-norm decoder rows for d-dimensional inputs:
+    f = ReLU(W_enc (x - b_dec) + b_enc), x̂ = f W_dec + b_dec."""
 
-    class SparseAutoencoder(torch.nn.Module):
-        "ReLU SAE with unit-norm decoder rows: f = ReLU(W_enc (x - b_dec) + b_enc), x̂ = f W_dec + b_dec."
+    def __init__(self, d: int, n_latents: int, seed: int = 0):
+        for name, v in (("d", d), ("n_latents", n_latents)):
+            if not isinstance(v, (int, np.integer)) or v < 1: raise ValueError(f"parameter '{name}' must be an int >= 1; got {v!r}")
+        super().__init__()
+        g = torch.Generator().manual_seed(int(seed))
+        W = torch.randn(n_latents, d, generator=g)
+        W = W / W.norm(dim=1, keepdim=True)
+        self.W_dec = torch.nn.Parameter(W.clone())
+        self.W_enc = torch.nn.Parameter(W.clone().T.contiguous() * 0.1 * math.sqrt(d) / math.sqrt(d))
+        self.b_enc = torch.nn.Parameter(torch.zeros(n_latents))
+        self.b_dec = torch.nn.Parameter(torch.zeros(d))
 
-        def __init__(self, d: int, n_latents: int, seed: int = 0):
-            super().__init__()
-            g = torch.Generator().manual_seed(int(seed))
-            W = torch.randn(n_latents, d, generator=g)
-            W = W / W.norm(dim=1, keepdim=True)
-            self.W_dec = torch.nn.Parameter(W.clone())
-            self.W_enc = torch.nn.Parameter(W.clone().T.contiguous() * 0.1 * math.sqrt(d) / math.sqrt(d))
-            self.b_enc = torch.nn.Parameter(torch.zeros(n_latents))
-            self.b_dec = torch.nn.Parameter(torch.zeros(d))
+    def encode(self, x):
+        return torch.relu((x - self.b_dec) @ self.W_enc + self.b_enc)
 
-        def encode(self, x):
-            return torch.relu((x - self.b_dec) @ self.W_enc + self.b_enc)
+    def decode(self, f):
+        return f @ self.W_dec + self.b_dec
 
-        def decode(self, f):
-            return f @ self.W_dec + self.b_dec
+    def forward(self, x):
+        f = self.encode(x)
+        return self.decode(f), f
 
-        def forward(self, x):
-            f = self.encode(x)
-            return self.decode(f), f
-
-        def normalise_decoder(self):
-            with torch.no_grad():
-                self.W_dec /= self.W_dec.norm(dim=1, keepdim=True).clamp_min(1e-8)
-
-    return SparseAutoencoder
-
-
-@functools.lru_cache(maxsize=None)
-def _sae_cls():
-    return _sae_class()
-
-
-def SparseAutoencoder(d: int, n_latents: int, seed: int = 0):
-    "Build a ReLU SAE (`torch.nn.Module`) with `n_latents` unit-norm decoder rows for d-dimensional inputs."
-    for name, v in (("d", d), ("n_latents", n_latents)):
-        if not isinstance(v, (int, np.integer)) or v < 1: raise ValueError(f"parameter '{name}' must be an int >= 1; got {v!r}")
-    return _sae_cls()(d, n_latents, seed)
+    def normalise_decoder(self):
+        with torch.no_grad():
+            self.W_dec /= self.W_dec.norm(dim=1, keepdim=True).clamp_min(1e-8)
 
 
 def sae_loss(sae, x, l1: float):
     "MSE (sum over dimensions, mean over the batch) + l1 · Σ_i f_i ‖d_i‖; returns (loss, mse, l1 term, f)."
-    import torch
     x_hat, f = sae(x)
     mse = ((x - x_hat) ** 2).sum(-1).mean()
     sp = (f * sae.W_dec.norm(dim=1)).sum(-1).mean()
     return mse + l1 * sp, mse, sp, f
 
-
+# %% ../../nbs/papers/multidim_features.ipynb #7e70eaab
 @dataclass
 class SAETrainLog:
     "Per-step MSE, L1 term and L0, resampling events, and final statistics."
@@ -230,7 +219,6 @@ def train_sae(acts, n_latents: int = 256, l1: float = 1.0, steps: int = 2000, ba
     """Train a `SparseAutoencoder` on activations (N, d) with Adam; decoder rows renormalised after every step; dead
     latents (no firing in the last `resample_every` steps) resampled until 80% of training (0 disables). Pass `sae` to
     continue training an existing autoencoder."""
-    import torch
     X = torch.as_tensor(np.asarray(acts, dtype=np.float32))
     if X.ndim != 2 or len(X) < 2: raise ValueError(f"parameter 'acts' must have shape (N >= 2, d); got {tuple(X.shape)}")
     if not (isinstance(l1, (int, float)) and l1 >= 0): raise ValueError(f"parameter 'l1' must be a float >= 0; got {l1!r}")
@@ -265,7 +253,6 @@ def train_sae(acts, n_latents: int = 256, l1: float = 1.0, steps: int = 2000, ba
 
 
 def _resample(sae, X, dead, g):
-    import torch
     with torch.no_grad():
         idx = torch.randint(0, len(X), (min(len(X), 4096),), generator=g)
         xs = X[idx]
@@ -279,10 +266,9 @@ def _resample(sae, X, dead, g):
         sae.W_enc[:, dead] = (r * 0.2 * enc_norm).T
         sae.b_enc[dead] = 0.0
 
-
+# %% ../../nbs/papers/multidim_features.ipynb #cf2754e1
 def sae_stats(sae, X, batch: int = 8192) -> dict:
     "Fraction of variance unexplained, mean L0, alive latents (fired at least once on X), decoder-norm deviation."
-    import torch
     X = torch.as_tensor(np.asarray(X, dtype=np.float32))
     se, l0, fired = 0.0, 0.0, torch.zeros(sae.W_dec.shape[0], dtype=torch.bool)
     with torch.no_grad():
@@ -304,15 +290,12 @@ def cluster_decoder(W_dec, method: str = "spectral", n_clusters: int = 20, top_k
     U = W / np.maximum(np.linalg.norm(W, axis=1, keepdims=True), 1e-12)
     cos = np.clip(U @ U.T, -1, 1)
     if method == "spectral":
-        from sklearn.cluster import SpectralClustering
         if not isinstance(n_clusters, (int, np.integer)) or not 2 <= n_clusters <= len(W):
             raise ValueError(f"parameter 'n_clusters' must be an int in [2, {len(W)}]; got {n_clusters!r}")
         aff = 1 - np.arccos(cos) / np.pi
         lab = SpectralClustering(n_clusters=n_clusters, affinity="precomputed", random_state=seed,
                                  assign_labels="cluster_qr").fit_predict(aff)
         return [np.flatnonzero(lab == k) for k in range(n_clusters) if np.any(lab == k)]
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
     c = cos.copy(); np.fill_diagonal(c, -np.inf)
     nb = np.argsort(-c, axis=1)[:, :top_k]
     rows = np.repeat(np.arange(len(W)), top_k); cols = nb.ravel()
@@ -324,6 +307,7 @@ def cluster_decoder(W_dec, method: str = "spectral", n_clusters: int = 20, top_k
     return [o for o in out if 1 < len(o) < max_size]
 
 
+# %% ../../nbs/papers/multidim_features.ipynb #011a4ad6
 def cluster_reconstructions(F, W_dec, cluster, threshold: float = 0.0):
     "For tokens where a latent of `cluster` fires above `threshold`: (token indices, Σ_{i∈C} f_i d_i (n, d))."
     F, W = np.asarray(F), np.asarray(W_dec)
@@ -373,6 +357,7 @@ def split_problems(seed: int = 0, held_out: float = 0.2) -> dict[str, dict[str, 
     return out
 
 
+# %% ../../nbs/papers/multidim_features.ipynb #654631a9
 def arithmetic_sentence(kind: str, a: int, k: int, rng, random_calendar: bool = False, n_fill: int | None = None) -> list[int]:
     "Token ids of `<bos> [fillers] {num} days from {Day} is {Day'} .` (or months); answer random in the control."
     names, unit, p = (DAYS, "days", 7) if kind == "days" else (MONTHS, "months", 12)
@@ -411,9 +396,6 @@ def calendar_batch(batch_size: int, rng, problems: dict, random_calendar: bool =
 def train_calendar_lm(seed: int, steps: int, random_calendar: bool = False, d_model: int = 64, n_layer: int = 2,
                       batch_size: int = 64, lr: float = 1e-3, weight_decay: float = 1.0, show_progress: bool = False):
     "Train a TinyLM on the calendar corpus (or the random-calendar control); returns (model, train log, problem split)."
-    import torch
-    import torch.nn.functional as F
-    from iclrbench.blocks.lm import LMConfig, TinyLM, train_lm
     torch.manual_seed(seed)
     model = TinyLM(LMConfig(vocab_size=len(VOCAB), arch="gpt", n_layer=n_layer, n_head=4, d_model=d_model, max_len=SEQ_LEN))
     probs = split_problems(seed)
@@ -425,7 +407,7 @@ def train_calendar_lm(seed: int, steps: int, random_calendar: bool = False, d_mo
 
     def loss_fn(m, x, y):
         logits = m(x)
-        l = F.cross_entropy(logits.transpose(1, 2), y, reduction="none", ignore_index=PAD)
+        l = torch.nn.functional.cross_entropy(logits.transpose(1, 2), y, reduction="none", ignore_index=PAD)
         mask = (y != PAD).float()
         return (l * mask).sum(1) / mask.sum(1).clamp_min(1)
 
@@ -436,7 +418,6 @@ def train_calendar_lm(seed: int, steps: int, random_calendar: bool = False, d_mo
 
 def arithmetic_accuracy(model, problems: Sequence[tuple[int, int]], kind: str) -> float:
     "Greedy accuracy of the answer token on `problems` (no fillers)."
-    import torch
     if not problems: return float("nan")
     rng = np.random.default_rng(0)
     seqs = [arithmetic_sentence(kind, a, k, rng, n_fill=0) for a, k in problems]
@@ -449,7 +430,6 @@ def arithmetic_accuracy(model, problems: Sequence[tuple[int, int]], kind: str) -
 # %% ../../nbs/papers/multidim_features.ipynb #8548b738
 def collect_activations(model, ids: np.ndarray, layer: int, batch: int = 512):
     "Residual stream `hidden[layer]` of a TinyLM for every non-pad token of `ids` (N, T): (acts (n, d), token ids, (row, pos))."
-    import torch
     ids = np.asarray(ids)
     n_layer = len(model.blocks)
     if not isinstance(layer, (int, np.integer)) or not 0 <= layer <= n_layer:
@@ -472,6 +452,7 @@ def normalise_activations(A: np.ndarray):
     return (A - mu) * sc, mu, sc
 
 
+# %% ../../nbs/papers/multidim_features.ipynb #ff65db87
 def is_cyclic_order(points: np.ndarray, ks: Sequence[int] = (1, 2, 3)) -> int:
     """0 if the class means `points` (p, 2) (class a at row a) are not arranged around their centroid like a circle of
     frequency k (class a at angle 2πka/p) for any k in `ks`, up to rotation and reflection; else the first such k."""
@@ -488,10 +469,9 @@ def is_cyclic_order(points: np.ndarray, ks: Sequence[int] = (1, 2, 3)) -> int:
             if seq[r:] + seq[:r] == target: return int(k)
     return 0
 
-
+# %% ../../nbs/papers/multidim_features.ipynb #4ff0dffd
 def start_token_means(model, layer: int, kind: str = "days", reps: int = 4, seed: int = 0):
     "Layer activations at the start-day (month) token of every arithmetic problem with 0..3 fillers: (acts, class labels)."
-    import torch
     rng = np.random.default_rng([seed, 17])
     seqs, lab, pos = [], [], []
     for a, k in calendar_problems(kind):
@@ -582,13 +562,13 @@ def score_clusters(F, W_dec, clusters, tokens, threshold: float = 0.0, n_pairs: 
     return sorted(out, key=lambda c: -c.score)
 
 
+# %% ../../nbs/papers/multidim_features.ipynb #56bd175c
 def sae_pipeline(acts, tokens, n_latents: int = 256, l1: float = 1.0, sae_steps: int = 2000, n_clusters: int = 20,
                  method: str = "spectral", threshold: float = 0.0, n_pairs: int = 1, mixture_steps: int = 400, seed: int = 0,
                  vocab: Sequence[str] = VOCAB, day_ids=None, month_ids=None, show_progress: bool = False,
                  sae_batch: int = 256, max_points: int = 1000) -> dict:
     """The paper's discovery pipeline on activations (N, d) with token ids: normalise, train the SAE, cluster the alive
     decoder rows, score clusters. Returns a dict with the SAE, its log and stats, the latent codes and the ranking."""
-    import torch
     X, mu, sc = normalise_activations(np.asarray(acts, dtype=np.float32))
     sae, log = train_sae(X, n_latents, l1, sae_steps, batch_size=sae_batch, seed=seed, show_progress=show_progress)
     with torch.no_grad():
@@ -656,6 +636,7 @@ def fit_circle_probe(H: np.ndarray, labels: np.ndarray, p: int, layer: int, k_pc
     return CircleProbe(mu=mu, Q_act=comps.T @ Q, R=R, layer=int(layer), p=int(p), r2=float(r2))
 
 
+# %% ../../nbs/papers/multidim_features.ipynb #30a0e582
 def intervene(probe: CircleProbe, n: int, theta) -> np.ndarray:
     "$h'=\\mu+c(\\theta)\\,Q_{act}^\\top$ for n tokens: the mean activation placed at angle θ on the circle."
     c = probe.plane_point(np.broadcast_to(np.asarray(theta, dtype=float), (n,)))
@@ -664,7 +645,6 @@ def intervene(probe: CircleProbe, n: int, theta) -> np.ndarray:
 
 def run_from_layer(model, layer: int, hidden_layer, pos, replacement):
     "Logits at `pos` after replacing the residual stream at (layer, pos) by `replacement` (n, d) and running the rest."
-    import torch
     with torch.no_grad():
         x = torch.as_tensor(np.asarray(hidden_layer, dtype=np.float32)).clone()
         n = len(x)
@@ -674,7 +654,7 @@ def run_from_layer(model, layer: int, hidden_layer, pos, replacement):
         logits = model.lm_head(model.ln_f(x))
     return logits[torch.arange(n), torch.as_tensor(pos)].numpy()
 
-
+# %% ../../nbs/papers/multidim_features.ipynb #634463f6
 INTERVENTIONS = ("circle", "random_plane", "full_patch", "average_ablate", "zero_circle")
 
 
@@ -682,7 +662,6 @@ def intervention_experiment(model, layer: int, kind: str = "days", seed: int = 0
     """Move the item of every single-item prompt `<bos> X_b` to each other value t on the circle; success = the
     argmax next token is X_{t+1}. Every method in INTERVENTIONS is scored the same way; also the mean probability of
     the intended answer and the logit difference (new answer − original answer), the paper's metric."""
-    import torch
     p, ids_of = (7, DAY_IDS) if kind == "days" else (12, MONTH_IDS)
     ids, last, pos = list_prompts(kind, 4)
     with torch.no_grad():
@@ -717,11 +696,10 @@ def intervention_experiment(model, layer: int, kind: str = "days", seed: int = 0
                 logit_diff={m: float(np.mean(v)) for m, v in ld.items()},
                 base_accuracy=float(np.mean(base_pred == ids_of[(b1 + 1) % p])))
 
-
+# %% ../../nbs/papers/multidim_features.ipynb #271d9080
 def next_token_distribution(model, probe: CircleProbe, theta: float, kind: str = "days") -> np.ndarray:
     """Next-token probabilities over the p calendar names for `<bos> X` when the list item's residual vector at the
     probe's layer is replaced by the mean placed at angle θ on the circle (continuous θ: the paper's continuity test)."""
-    import torch
     p, ids_of = (7, DAY_IDS) if kind == "days" else (12, MONTH_IDS)
     ids = np.full((1, SEQ_LEN), PAD); ids[0, :2] = [BOS, ids_of[0]]
     with torch.no_grad():
@@ -748,11 +726,11 @@ def months_prompts() -> list[tuple[str, int, int]]:
             for a in range(12) for k in range(1, 13)]
 
 
+# %% ../../nbs/papers/multidim_features.ipynb #2c471c33
 def collect_hf_activations(model, tokenizer, texts: Sequence[str], layer: int, batch_size: int = 16,
                            positions: str | Sequence[int] = "all"):
     """Residual-stream activations `hidden_states[layer]` of a Hugging Face causal LM for every (non-padding) token of
     `texts`: (acts (n, d), token ids (n,), (text index, position) (n, 2)). `positions` may list token ids to keep."""
-    import torch
     if isinstance(texts, str): raise ValueError("parameter 'texts' must be a list of strings, not one string")
     n_layers = model.config.num_hidden_layers
     if not isinstance(layer, (int, np.integer)) or not 0 <= layer <= n_layers:
@@ -822,7 +800,13 @@ SCALES = {
                  pipeline_seeds=3),
 }
 
+# Wall-clock budget of one notebook run per scale (the card's; default smoke 60 s, full 900 s). The smoke
+# notebook took 43-54 s through `iclrbench run` on an idle 2-core machine (2026-12-03) and CI's machine runs
+# ~1.4x slower: the budget only stops runaway runs; the target stays 60 s.
+BUDGETS = {"smoke": 200}
 
+
+# %% ../../nbs/papers/multidim_features.ipynb #b4431b10
 def _check_synthetic(m):
     s = m["synthetic"]
     sc = {k: v["score"] for k, v in s.items()}
@@ -835,19 +819,19 @@ def _check_synthetic(m):
 
 def _check_emergence(m):
     ks, kc = m["circle_k"], m["control_circle_k"]
-    ok = all(k > 0 for k in ks) and not any(k > 0 for k in kc)
+    ok = every_seed(ks, lambda k: k > 0) and not any(k > 0 for k in kc)
     return ok, (f"cyclic frequency k (0 = none), best of layers 1-2, per seed: {ks}; random-calendar control: {kc}")
 
 
 def _check_discovery(m):
-    ok = all(max(top3) >= 0.5 for top3 in m["top3_calendar_frac"])
+    ok = every_seed(m["top3_calendar_frac"], lambda top3: max(top3) >= 0.5)
     return ok, "; ".join(f"seed {s}: fraction of day/month tokens in the 3 best clusters {[round(x, 2) for x in top3]}"
                          for s, top3 in zip(m["seeds"], m["top3_calendar_frac"]))
 
 
 def _check_above_control(m):
     ctrl = max(m["control_best_calendar_score"])
-    ok = all(b > ctrl for b in m["best_calendar_score"])
+    ok = every_seed(m["best_calendar_score"], lambda b: b > ctrl)
     return ok, (f"best calendar cluster (1-M)S per seed {[round(b, 2) for b in m['best_calendar_score']]} vs random-calendar "
                 f"control {ctrl:.2f} (best over {len(m['control_best_calendar_score'])} control model(s))")
 
@@ -885,11 +869,6 @@ CLAIMS = [
           "list task, circle probe at the SAE layer: argmax = intended day in > 50% of (day, k) cases and more often "
           "than with a random 2-D plane or average ablation, each seed", _check_intervention),
 ]
-
-# Wall-clock budget of one notebook run per scale (the card's; default smoke 60 s, full 900 s). The smoke
-# notebook took 43-54 s through `iclrbench run` on an idle 2-core machine (2026-12-03) and CI's machine runs
-# ~1.4x slower: the budget only stops runaway runs; the target stays 60 s.
-BUDGETS = {"smoke": 200}
 
 # %% ../../nbs/papers/multidim_features.ipynb #6cdd7e8e
 def _analysis(model, params, seed, layer, n_latents, l1, show_progress=False, random_calendar=False):
@@ -934,509 +913,85 @@ def summarise_pipeline(an: dict, vocab: Sequence[str] = VOCAB, max_points: int =
                 sae_mse=an["log"].mse[::25], sae_l0=an["log"].l0[::25])
 
 
-_summarise = summarise_pipeline
+# %% ../../nbs/papers/multidim_features.ipynb #c26aef78
+# metrics measured on some seeds only (the control models: the first `n_controls` seeds; the SAE pipeline: the first
+# `pipeline_seeds`), so not columns of the per-seed table: `one_seed` appends them to these run-level lists
+PARTIAL_METRICS = ("control_circle_k", "control_best_calendar_score", "top3_calendar_frac", "best_calendar_score",
+                   "sae_fvu", "sae_l0", "sae_alive")
 
 
-def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides) -> Result:
-    """Synthetic index sanity; per seed: train the calendar LM and its random-calendar control, circle emergence,
-    the SAE → clusters → indices pipeline, the circle-probe intervention."""
-    import torch
-    from iclrbench.core import torch_threads
-    params = resolve_params(PARAMS, SCALES, scale, overrides); validate_seed(seed)
-    p = params
+def synthetic_references(p: dict, ctx) -> None:
+    "Once per run: the two indices on the synthetic reference sets (claim `indices`); prepares the run-level lists."
     if p["layer"] < 1: raise ValueError("parameter 'layer' must be 1 or 2 for the 2-layer miniature (0 is the embedding)")
-    seeds = list(range(seed, seed + p["n_seeds"]))
-    timer = Timer()
-    metrics: dict[str, Any] = dict(seeds=seeds, circle_k=[], control_circle_k=[], top3_calendar_frac=[], best_calendar_score=[],
-                                   control_best_calendar_score=[], intervention_circle=[], intervention_random_plane=[],
-                                   intervention_full_patch=[], intervention_average_ablate=[],
-                                   intervention_zero_circle=[], lm_final_loss=[],
-                                   arith_train_acc=[], arith_heldout_acc=[], sae_fvu=[], sae_l0=[], sae_alive=[])
-    art: dict[str, Any] = dict(models={}, synthetic={}, lm_loss={}, emergence={}, intervention={})
-    models: dict[str, Any] = {}
-    from threadpoolctl import threadpool_limits
-    # one thread for torch AND for numpy/scipy/sklearn's BLAS: the pipeline's SVDs and the spectral clustering are
-    # small, and a 2-thread OpenBLAS spins on a busy 2-core machine (measured: 40 SVDs of 1000x32 took 10 s of CPU, 0.1 s on one thread)
-    with torch_threads(1), threadpool_limits(limits=1):
-        with timer("synthetic"):
-            clouds = {k: synthetic_feature(k, 4096, seed) for k in SYNTHETIC}
-            Ms = mixture_index_batch(np.stack([clouds[k] for k in SYNTHETIC]), 0.1, 1000, 4, 0.1, seed)[0]
-            syn = {}
-            for k, M in zip(SYNTHETIC, Ms):
-                S = separability_index(clouds[k])
-                syn[k] = dict(M=float(M), S=S, score=irreducibility_score(M, S))
-            metrics["synthetic"] = syn
-            art["synthetic"] = dict(points={k: np.round(v[::8], 3).tolist() for k, v in clouds.items()}, values=syn)
-        for si, s in enumerate(_progress(seeds, enabled=progress, desc="seeds")):
-            for ctrl in (False, True):
-                if ctrl and si >= p["n_controls"]: continue
-                tag = f"control (seed {s})" if ctrl else f"trained (seed {s})"
-                with timer("lm_train"):
-                    model, log, probs = train_calendar_lm(s, p["lm_steps"], ctrl, p["d_model"], weight_decay=p["weight_decay"])
-                models[tag] = model
-                art["lm_loss"][tag] = log.losses[::10]
-                em = circle_emergence(model, [1, 2], "days", s)
-                art["emergence"][tag] = em
-                k_best = max(em[1]["k"], em[2]["k"])
-                an = None
-                if ctrl or si < p["pipeline_seeds"]:       # smoke: the discovery pipeline on the first seed only (card)
-                    with timer("sae_pipeline"):
-                        an = _analysis(model, p, s, p["layer"], p["n_latents"], p["l1"], random_calendar=ctrl)
-                    art["models"][tag] = {f"layer {p['layer']}, {p['n_latents']} latents, l1 {p['l1']:g}": _summarise(an)}
-                if ctrl:
-                    metrics["control_circle_k"].append(k_best)
-                    metrics["control_best_calendar_score"].append(_best_calendar(an["clusters"]))
-                    continue
-                metrics["circle_k"].append(k_best)
-                metrics["lm_final_loss"].append(float(np.mean(log.losses[-20:])))
-                metrics["arith_train_acc"].append(float(np.mean([arithmetic_accuracy(model, probs[kd]["train"], kd) for kd in ("days", "months")])))
-                metrics["arith_heldout_acc"].append(float(np.mean([arithmetic_accuracy(model, probs[kd]["heldout"], kd) for kd in ("days", "months")])))
-                if an is not None:
-                    cls = an["clusters"]
-                    metrics["top3_calendar_frac"].append([calendar_fraction(c) for c in cls[:3]] or [0.0])
-                    metrics["best_calendar_score"].append(_best_calendar(cls))
-                    st = an["stats"]
-                    metrics["sae_fvu"].append(st["fvu"]); metrics["sae_l0"].append(st["l0"]); metrics["sae_alive"].append(st["alive"])
-                with timer("intervention"):
-                    iv = intervention_experiment(model, p["layer"], "days", s)
-                for m_ in INTERVENTIONS:
-                    metrics[f"intervention_{m_}"].append(iv["success"][m_])
-                art["intervention"][tag] = dict(success=iv["success"], success_by_k=iv["success_by_k"], prob_target=iv["prob_target"],
-                                                logit_diff=iv["logit_diff"], probe_r2=iv["probe"].r2, base_accuracy=iv["base_accuracy"])
-                if p["extra_saes"] and s == seed:
-                    with timer("extra_saes"):
-                        other = 2 if p["layer"] == 1 else 1
-                        for (ly, l1_) in ((other, p["l1"]), (p["layer"], 3 * p["l1"])):
-                            an2 = _analysis(model, p, s, ly, p["n_latents"], l1_)
-                            art["models"][tag][f"layer {ly}, {p['n_latents']} latents, l1 {l1_:g}"] = _summarise(an2)
-    art["vocab"] = list(VOCAB)
-    res = make_result(PAPER, CLAIMS, scale, seed, params, metrics, art, timer.timings)
-    res._models = models          # live models for the explorer (not serialised)
-    return res
+    with ctx.time("synthetic"):
+        clouds = {k: synthetic_feature(k, 4096, ctx.seed) for k in SYNTHETIC}
+        Ms = mixture_index_batch(np.stack([clouds[k] for k in SYNTHETIC]), 0.1, 1000, 4, 0.1, ctx.seed)[0]
+        syn = {}
+        for k, M in zip(SYNTHETIC, Ms):
+            S = separability_index(clouds[k])
+            syn[k] = dict(M=float(M), S=S, score=irreducibility_score(M, S))
+    ctx.metrics["synthetic"] = syn
+    ctx.metrics.update({k: [] for k in PARTIAL_METRICS})
+    ctx.artefacts.update(models={}, synthetic=dict(points={k: np.round(v[::8], 3).tolist() for k, v in clouds.items()}, values=syn),
+                         lm_loss={}, emergence={}, intervention={}, vocab=list(VOCAB))
+    ctx.objects["models"] = {}
 
-# %% ../../nbs/papers/multidim_features.ipynb #46309340
-CAL_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-              "#393b79", "#637939"]
-
-
-def _calendar_value(tok: str) -> tuple[str, int]:
-    if tok in DAYS: return "day", DAYS.index(tok)
-    if tok in MONTHS: return "month", MONTHS.index(tok)
-    return "other", -1
-
-
-def cluster_figure(cl: dict, projection: str = "PCA 0-1", colour: str = "token", calendar_only: bool = False, title: str = ""):
-    """The cluster's restricted reconstructions in the plane (or 3-D space) of its top PCs, every point labelled by its
-    token and context; day/month class centroids joined in calendar order (a convex polygon when the circle is clean)."""
-    import plotly.graph_objects as go
-    from iclrbench.views.explorer import style
-    P = np.asarray(cl["proj"], dtype=float)
-    toks = list(cl["tokens"]); ctx = list(cl["context"])
-    if P.ndim != 2 or len(P) == 0:
-        return style(go.Figure(), "empty cluster")
-    kind_val = [_calendar_value(t) for t in toks]
-    mask = np.array([k != "other" for k, _ in kind_val]) if calendar_only else np.ones(len(toks), bool)
-    if not mask.any(): mask = np.ones(len(toks), bool)
-    three = projection == "PCA 3-D" and P.shape[1] >= 3
-    ax = (0, 1) if projection in ("PCA 0-1", "PCA 3-D") or P.shape[1] < 3 else (1, 2)
-    if colour == "day index": cval = [v if k == "day" else -1 for k, v in kind_val]
-    elif colour == "month index": cval = [v if k == "month" else -1 for k, v in kind_val]
-    else: cval = None
-    fig = go.Figure()
-    idx = np.flatnonzero(mask)
-
-    # numeric colours on a stepped scale (plotly validates numbers much faster than colour strings):
-    # -1 = grey (other tokens), 0..11 = the calendar palette
-    if cval is None: cval = [v if k != "other" else -1 for k, v in kind_val]
-    cnum = np.asarray([cval[i] for i in idx], dtype=float)
-    scale = []
-    for j, col in enumerate(["#cccccc"] + CAL_COLORS):
-        scale += [[j / 13, col], [(j + 1) / 13, col]]
-    marker = dict(color=cnum, colorscale=scale, cmin=-1.5, cmax=11.5, showscale=False)
-    hover = [f"{toks[i]} | {ctx[i]}" for i in idx]
-    if three:
-        fig.add_trace(go.Scatter3d(x=P[idx, 0], y=P[idx, 1], z=P[idx, 2], mode="markers", name="tokens", text=hover,
-                                   hovertemplate="%{text}<extra></extra>", marker=dict(size=3, **marker)))
-    else:
-        fig.add_trace(go.Scatter(x=P[idx, ax[0]], y=P[idx, ax[1]], mode="markers", name="tokens (hover: token | context)",
-                                 text=hover, hovertemplate="%{text}<extra></extra>", marker=dict(size=6, opacity=0.7, **marker)))
-    for names in (DAYS, MONTHS):
-        cents = [(P[[i for i in range(len(toks)) if toks[i] == nm]].mean(0), nm) for nm in names if nm in toks]
-        if len(cents) >= 3 and not three:
-            xy = np.array([c for c, _ in cents] + [cents[0][0]])
-            fig.add_trace(go.Scatter(x=xy[:, ax[0]], y=xy[:, ax[1]], mode="lines+markers+text", name=f"{names[0][:3]}… centroids",
-                                     text=[nm[:3] for _, nm in cents] + [""], textposition="top center",
-                                     line=dict(color="black", width=1.5), marker=dict(size=9, color="black", symbol="x")))
-    M, S = cl["M"][0], cl["S"][0]
-    style(fig, title or f"Cluster reconstructions ({projection}); M={M:.2f}, S={S:.2f}, (1-M)S={cl['score']:.2f}",
-          f"PC{ax[0]}", f"PC{ax[1]}", height=460)
-    return fig
-
-
-def indices_figure(rows: dict[str, tuple[float, float]], title: str = ""):
-    "Grouped bars of the mixture index M and separability S for the chosen cluster and its references (control, synthetic)."
-    import plotly.graph_objects as go
-    from iclrbench.views.explorer import style
-    names = list(rows)
-    fig = go.Figure([go.Bar(x=names, y=[rows[n][0] for n in names], name="mixture index M (low = irreducible)", marker_color="#ff7f0e"),
-                     go.Bar(x=names, y=[rows[n][1] for n in names], name="separability S, bits (high = irreducible)", marker_color="#1f77b4"),
-                     go.Bar(x=names, y=[(1 - rows[n][0]) * rows[n][1] for n in names], name="(1-M)·S", marker_color="#2ca02c")])
-    fig.update_layout(barmode="group")
-    return style(fig, title or "Indices: this cluster beside the control and the synthetic references", height=380)
-
-
-def irreducibility_scatter(clusters: Sequence[dict], selected: int | None = None, title: str = ""):
-    "Every cluster at (M, S): calendar clusters (>= 50% day or month tokens) highlighted; the selected one circled."
-    import plotly.graph_objects as go
-    from iclrbench.views.explorer import style
-    fig = go.Figure()
-    for lab, cond, col in (("day clusters", lambda c: c["frac_days"] >= 0.5, "#d62728"),
-                           ("month clusters", lambda c: c["frac_months"] >= 0.5, "#1f77b4"),
-                           ("other clusters", lambda c: max(c["frac_days"], c["frac_months"]) < 0.5, "#999999")):
-        idx = [i for i, c in enumerate(clusters) if cond(c)]
-        fig.add_trace(go.Scatter(x=[clusters[i]["M"][0] for i in idx], y=[clusters[i]["S"][0] for i in idx], mode="markers",
-                                 name=lab, marker=dict(size=10, color=col),
-                                 text=[f"#{i + 1}: {' '.join(clusters[i]['top_tokens'][:3])}" for i in idx],
-                                 hovertemplate="%{text}<br>M=%{x:.2f} S=%{y:.2f}<extra></extra>"))
-    if selected is not None and 0 <= selected < len(clusters):
-        c = clusters[selected]
-        fig.add_trace(go.Scatter(x=[c["M"][0]], y=[c["S"][0]], mode="markers", name="selected",
-                                 marker=dict(size=20, color="rgba(0,0,0,0)", line=dict(width=2.5, color="black"))))
-    style(fig, title or "Irreducibility of all clusters (right-to-left: less mixture; up: less separable)",
-          "mixture index M (reversed)", "separability index S (bits)", height=380)
-    fig.update_xaxes(autorange="reversed")
-    return fig
-
-
-def mi_curve_figure(points=None, title: str = "", curve=None):
-    "Mutual information (bits) vs rotation angle (from `points`, or a precomputed `curve`); S is its minimum."
-    import plotly.graph_objects as go
-    from iclrbench.views.explorer import style
-    if curve is not None and len(curve):
-        mis = np.asarray(curve, dtype=float); ang = np.linspace(0, 2 * np.pi, len(mis)); S = float(mis.min())
-    else:
-        S, ang, mis = separability_index(np.asarray(points)[:, :2], return_curve=True)
-    fig = go.Figure([go.Scatter(x=np.degrees(ang), y=mis, mode="lines", name="I(rotated coords)"),
-                     go.Scatter(x=[np.degrees(ang[np.argmin(mis)])], y=[S], mode="markers", marker=dict(size=12, color="#d62728"),
-                                name=f"S = min = {S:.2f} bits")])
-    return style(fig, title or "Separability: mutual information vs rotation angle", "angle (degrees)", "MI (bits)", height=320)
-
-
-def synthetic_figure(result):
-    "The synthetic reference sets with their (M, S)."
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-    from iclrbench.views.explorer import style
-    a = result.artefacts["synthetic"]
-    names = list(a["points"])
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=[f"{n}<br>M {a['values'][n]['M']:.2f}, S {a['values'][n]['S']:.2f}"
-                                                                for n in names])
-    for i, n in enumerate(names):
-        P = np.asarray(a["points"][n])
-        fig.add_trace(go.Scatter(x=P[:, 0], y=P[:, 1], mode="markers", marker=dict(size=2, color="#1f77b4"), showlegend=False),
-                      row=1, col=i + 1)
-    style(fig, "Synthetic features and their indices (circle: low M, high S = irreducible)", height=300)
-    fig.update_annotations(font_size=10)
-    return fig
-
-
-def intervention_figure(iv: dict, title: str = ""):
-    "Success rate (argmax = intended day) of each intervention, by shift k."
-    import plotly.graph_objects as go
-    from iclrbench.views.explorer import PALETTE, style
-    fig = go.Figure()
-    for i, (m, v) in enumerate(iv["success_by_k"].items()):
-        fig.add_trace(go.Scatter(x=list(range(1, len(v) + 1)), y=v, mode="lines+markers", name=f"{m} ({np.mean(v):.2f})",
-                                 line=dict(color=PALETTE[i])))
-    return style(fig, title or "Moving a day along the circle: answer = intended day?", "shift k (days)", "success rate", height=340)
-
-
-def fig_cluster(result, tag: str | None = None, rank_calendar: bool = True):
-    "The best-ranked calendar cluster of a model (default: the first trained seed), in its PCA plane."
-    tag = tag or f"trained (seed {result.seed})"
-    an = next(iter(result.artefacts["models"][tag].values()))
-    cls = an["clusters"]
-    i = next((j for j, c in enumerate(cls) if max(c["frac_days"], c["frac_months"]) >= 0.5), 0) if rank_calendar else 0
-    return cluster_figure(cls[i], title=f"{tag}: cluster #{i + 1} of {len(cls)} by (1-M)S — {' '.join(cls[i]['top_tokens'][:3])}; "
-                                          f"M={cls[i]['M'][0]:.2f}, S={cls[i]['S'][0]:.2f}")
-
-
-def fig_scatter(result, tag: str | None = None):
-    "Irreducibility scatter of all clusters of one model."
-    tag = tag or f"trained (seed {result.seed})"
-    an = next(iter(result.artefacts["models"][tag].values()))
-    return irreducibility_scatter(an["clusters"], None, f"Irreducibility of the clusters: {tag}")
-
-
-def fig_intervention(result, tag: str | None = None):
-    "Intervention success by shift for one trained model."
-    tag = tag or f"trained (seed {result.seed})"
-    return intervention_figure(result.artefacts["intervention"][tag], f"Circle intervention, {tag}")
-
-# %% ../../nbs/papers/multidim_features.ipynb #0d520af3
-def explore(result=None, extra: dict | None = None):
-    """Circle-feature SAE viewer. `extra` maps a name to `summarise_pipeline(hf_pipeline(...))` (or to
-    {"layer L, ...": summary}) to add a Hugging Face model to the model list."""
-    if result is None: result = run("smoke", progress=False)
-    return _explorer_class()(result, extra or {})
-
-
-@functools.lru_cache(maxsize=None)
-def _explorer_class():
-    import ipywidgets as widgets
-    import plotly.graph_objects as go
-    from iclrbench.views.explorer import Explorer, style
-
-    class _CircleViewer(Explorer):
-        "Model, layer, SAE, cluster, projection, colour, calendar-only, firing-radius filter, rotation angle."
-
-        def __init__(self, result, extra):
-            self.result = result
-            self.models = dict(result.artefacts["models"])
-            for name, v in extra.items():
-                self.models[name] = v if all(isinstance(x, dict) and "clusters" in x for x in v.values()) else \
-                    {f"layer {v.get('layer')}, {v['n_latents']} latents, l1 {v['l1']:g}": v}
-            self.live = getattr(result, "_models", {})
-            self._probe_cache: dict = {}
-            for name in self.live:                   # fit the circle probes now, so that no control move waits for one
-                for cfg in self.models.get(name, {}).values():
-                    self._probe(name, cfg.get("layer") or 1)
-            st = {"description_width": "80px"}
-            first = next(iter(self.models))
-            controls = {
-                "model": widgets.Dropdown(options=list(self.models), value=first, description="model", style=st),
-                "layer": widgets.Dropdown(options=["-"], description="layer", style=st),
-                "sae": widgets.Dropdown(options=["-"], description="SAE", style=st),
-                "cluster": widgets.Dropdown(options=[("-", 0)], description="cluster", style=st,
-                                            layout=widgets.Layout(width="420px")),
-                "projection": widgets.Dropdown(options=["PCA 0-1", "PCA 1-2", "PCA 3-D"], value="PCA 0-1", description="projection", style=st),
-                "colour": widgets.Dropdown(options=["token", "day index", "month index"], value="token", description="colour by", style=st),
-                "calendar_only": widgets.Checkbox(value=False, description="only day/month tokens"),
-                "rotation": widgets.FloatSlider(value=0.0, min=0.0, max=360.0, step=360 / 28, description="rotate θ°",
-                                                continuous_update=True, style=st),
-            }
-            super().__init__(controls, ["cluster", "indices", "scatter", "mi", "next_token", "circle"],
-                             title="Circle-feature SAE viewer", columns=4)
-            with self.quietly(): self._sync_options("model")
-            self.safely("init", self.refresh)
-
-        # -- option plumbing ------------------------------------------------------------------------
-        def _configs(self):
-            return self.models[self.controls["model"].value]
-
-        def _sync_options(self, changed):
-            c = self.controls
-            cfgs = self._configs()
-            if changed == "model":
-                layers = sorted({k.split(",")[0] for k in cfgs})
-                c["layer"].options = layers; c["layer"].value = layers[0]
-                c["layer"].disabled = len(layers) < 2
-            if changed in ("model", "layer"):
-                saes = [k for k in cfgs if k.split(",")[0] == c["layer"].value]
-                c["sae"].options = [(k.split(", ", 1)[1], k) for k in saes]; c["sae"].value = saes[0]
-                c["sae"].disabled = len(saes) < 2
-            if changed in ("model", "layer", "sae"):
-                cls = cfgs[c["sae"].value]["clusters"]
-                opts = [(f"#{i + 1} (1-M)S={cl['score']:.2f}: {' '.join(cl['top_tokens'][:3])} ({len(cl['latents'])} lat.)", i)
-                        for i, cl in enumerate(cls)] or [("no eligible cluster", -1)]
-                c["cluster"].options = opts; c["cluster"].value = opts[0][1]
-
-        def _analysis(self):
-            return self._configs()[self.controls["sae"].value]
-
-        def _control_summary(self):
-            an = self._analysis()
-            ctrl = [k for k in self.result.artefacts["models"] if k.startswith("control")]
-            if not ctrl: return None
-            cfgs = self.result.artefacts["models"][ctrl[0]]
-            cand = [v for v in cfgs.values() if v.get("layer") == an.get("layer")] or list(cfgs.values())
-            cls = cand[0]["clusters"]
-            cal = [c for c in cls if max(c["frac_days"], c["frac_months"]) >= 0.5]
-            return (cal or cls or [None])[0]
-
-        # -- live rotation ------------------------------------------------------------------------------
-        def _probe(self, name, layer=None):
-            if name not in self.live: return None
-            layer = layer or self._analysis().get("layer") or 1
-            key = (name, layer)
-            if key not in self._probe_cache:
-                import torch
-                model = self.live[name]
-                ids, last, pos = list_prompts("days", 4)
-                with torch.no_grad():
-                    _, hid = model(torch.as_tensor(ids), return_hidden=True)
-                H = hid[layer].numpy()[np.arange(len(ids)), pos]
-                self._probe_cache[key] = (fit_circle_probe(H, last, 7, layer), H, last)
-            return self._probe_cache[key]
-
-        def refresh(self, changed=None):
-            if changed in ("model", "layer", "sae"):
-                with self.quietly(): self._sync_options(changed)
-            s = self.state
-            an = self._analysis()
+# %% ../../nbs/papers/multidim_features.ipynb #9862f3da
+def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
+    """Train the calendar LM (and, for the first `n_controls` seeds, its random-calendar control); circle emergence;
+    the SAE → clusters → indices pipeline (first `pipeline_seeds` seeds and every control); the circle-probe intervention."""
+    si = seed - ctx.seed
+    m, art = ctx.metrics, ctx.artefacts
+    row: dict[str, Any] = {}
+    for ctrl in (False, True):
+        if ctrl and si >= p["n_controls"]: continue
+        tag = f"control (seed {seed})" if ctrl else f"trained (seed {seed})"
+        with ctx.time("lm_train"):
+            model, log, probs = train_calendar_lm(seed, p["lm_steps"], ctrl, p["d_model"], weight_decay=p["weight_decay"])
+        ctx.objects["models"][tag] = model
+        art["lm_loss"][tag] = log.losses[::10]
+        em = circle_emergence(model, [1, 2], "days", seed)
+        art["emergence"][tag] = em
+        k_best = max(em[1]["k"], em[2]["k"])
+        an = None
+        if ctrl or si < p["pipeline_seeds"]:       # smoke: the discovery pipeline on the first seed only (card)
+            with ctx.time("sae_pipeline"):
+                an = _analysis(model, p, seed, p["layer"], p["n_latents"], p["l1"], random_calendar=ctrl)
+            art["models"][tag] = {f"layer {p['layer']}, {p['n_latents']} latents, l1 {p['l1']:g}": summarise_pipeline(an)}
+        if ctrl:
+            m["control_circle_k"].append(k_best)
+            m["control_best_calendar_score"].append(_best_calendar(an["clusters"]))
+            continue
+        row["circle_k"] = k_best
+        row["lm_final_loss"] = float(np.mean(log.losses[-20:]))
+        row["arith_train_acc"] = float(np.mean([arithmetic_accuracy(model, probs[kd]["train"], kd) for kd in ("days", "months")]))
+        row["arith_heldout_acc"] = float(np.mean([arithmetic_accuracy(model, probs[kd]["heldout"], kd) for kd in ("days", "months")]))
+        if an is not None:
             cls = an["clusters"]
-            i = s["cluster"]
-            if changed != "rotation":
-                if i is None or i < 0 or not cls:
-                    self.draw("cluster", style(go.Figure(), "no eligible cluster (>= 3 latents, >= 50 tokens)"))
-                else:
-                    cl = cls[i]
-                    self.draw("cluster", cluster_figure(cl, s["projection"], s["colour"], s["calendar_only"],
-                                                        f"{s['model']}, {s['sae']}: cluster #{i + 1} — M={cl['M'][0]:.2f}, "
-                                                        f"S={cl['S'][0]:.2f}, (1-M)S={cl['score']:.2f} ({s['projection']}"
-                                                        f"{', day/month tokens only' if s['calendar_only'] else ''}; colour: {s['colour']})"))
-            if changed in (None, "model", "layer", "sae", "cluster"):
-                rows = {}
-                if cls and i is not None and i >= 0: rows[f"this cluster #{i + 1}"] = (cls[i]["M"][0], cls[i]["S"][0])
-                ctrl = self._control_summary()
-                if ctrl is not None: rows["control's best calendar cluster"] = (ctrl["M"][0], ctrl["S"][0])
-                syn = self.result.artefacts["synthetic"]["values"]
-                for k in ("circle", "gaussian", "two_features_mixture"):
-                    rows[f"synthetic {k}"] = (syn[k]["M"], syn[k]["S"])
-                self.draw("indices", indices_figure(rows, f"Indices of cluster #{(i or 0) + 1} beside the control and synthetic references"))
-                self.draw("scatter", irreducibility_scatter(cls, i, f"All clusters: {s['model']}, {s['sae']}"))
-                if cls and i is not None and i >= 0 and len(cls[i]["proj"]) >= 3 and np.asarray(cls[i]["proj"]).shape[1] >= 2:
-                    self.draw("mi", mi_curve_figure(np.asarray(cls[i]["proj"])[:, :2], f"Separability of cluster #{i + 1}: MI vs rotation",
-                                                    curve=cls[i].get("mi_curve")))
-            if changed in (None, "model", "layer", "sae", "rotation"):
-                self._draw_rotation(s)
-
-        def _draw_rotation(self, s):
-            pr = self._probe(s["model"])
-            if pr is None:
-                msg = "rotation needs a live miniature model (run() in this session)"
-                self.draw("next_token", style(go.Figure(), msg, height=320)); self.draw("circle", style(go.Figure(), msg, height=320))
-                return
-            probe, H, last = pr
-            th = np.radians(s["rotation"])
-            dist = next_token_distribution(self.live[s["model"]], probe, th, "days")
-            pos_days = th / (2 * np.pi) * 7
-            fig = go.Figure(go.Bar(x=[d[:3] for d in DAYS], y=dist, marker_color=CAL_COLORS[:7]))
-            style(fig, f"Next-token distribution after '<bos> X' with X placed at θ={s['rotation']:.0f}° "
-                       f"(= day {pos_days:.2f}; expected next: {DAYS[int(round(pos_days)) % 7 + 1 - 7 * (int(round(pos_days)) % 7 == 6)][:3]})",
-                  "next token", "probability", height=320)
-            fig.update_yaxes(range=[0, 1])
-            self.draw("next_token", fig)
-            C = probe.coordinates(H)
-            pt = probe.plane_point(th)
-            ring = probe.plane_point(np.linspace(0, 2 * np.pi, 100))
-            fig2 = go.Figure([go.Scatter(x=C[:, 0], y=C[:, 1], mode="markers+text", text=[DAYS[b][:3] for b in last],
-                                         textposition="top center", marker=dict(color=[CAL_COLORS[b] for b in last], size=7),
-                                         name="list tokens (probe plane)"),
-                              go.Scatter(x=ring[:, 0], y=ring[:, 1], mode="lines", line=dict(color="#999", dash="dot"), name="probe circle"),
-                              go.Scatter(x=[pt[0]], y=[pt[1]], mode="markers", marker=dict(size=16, symbol="star", color="black"),
-                                         name=f"θ = {s['rotation']:.0f}°")])
-            self.draw("circle", style(fig2, f"Circle probe plane at layer {probe.layer} (R² {probe.r2:.2f})", "probe dim 1", "probe dim 2", height=320))
-
-    return _CircleViewer
-
-# %% ../../nbs/papers/multidim_features.ipynb #cd676644
-STATIC_MAX_CLUSTERS = 12
-STATIC_MAX_POINTS = 200
+            m["top3_calendar_frac"].append([calendar_fraction(c) for c in cls[:3]] or [0.0])
+            m["best_calendar_score"].append(_best_calendar(cls))
+            st = an["stats"]
+            m["sae_fvu"].append(st["fvu"]); m["sae_l0"].append(st["l0"]); m["sae_alive"].append(st["alive"])
+        with ctx.time("intervention"):
+            iv = intervention_experiment(model, p["layer"], "days", seed)
+        for m_ in INTERVENTIONS:
+            row[f"intervention_{m_}"] = iv["success"][m_]
+        art["intervention"][tag] = dict(success=iv["success"], success_by_k=iv["success_by_k"], prob_target=iv["prob_target"],
+                                        logit_diff=iv["logit_diff"], probe_r2=iv["probe"].r2, base_accuracy=iv["base_accuracy"])
+        if p["extra_saes"] and seed == ctx.seed:
+            with ctx.time("extra_saes"):
+                other = 2 if p["layer"] == 1 else 1
+                for (ly, l1_) in ((other, p["l1"]), (p["layer"], 3 * p["l1"])):
+                    an2 = _analysis(model, p, seed, ly, p["n_latents"], l1_)
+                    art["models"][tag][f"layer {ly}, {p['n_latents']} latents, l1 {l1_:g}"] = summarise_pipeline(an2)
+    return row
 
 
-def _static_cluster_data(cl: dict, pcs: tuple[int, int], max_points: int = STATIC_MAX_POINTS) -> list[dict]:
-    "x, y, text, colour of a cluster's points (evenly subsampled) and its day / month centroid polygons in PCs `pcs`."
-    P = np.asarray(cl["proj"], dtype=float)
-    toks, ctx = list(cl["tokens"]), list(cl["context"])
-    a, b = (pcs if P.shape[1] > max(pcs) else (0, 1))
-    keep = np.unique(np.linspace(0, len(P) - 1, min(max_points, len(P))).round().astype(int))
-    kv = [_calendar_value(toks[i]) for i in keep]
-    pts = dict(x=np.round(P[keep, a], 3).tolist(), y=np.round(P[keep, b], 3).tolist(),
-               text=[f"{toks[i]} | {ctx[i]}" for i in keep], color=[float(v) if k != "other" else -1.0 for k, v in kv])
-    out = [pts]
-    for names in (DAYS, MONTHS):
-        cents = [(P[[i for i in range(len(toks)) if toks[i] == nm]].mean(0), nm) for nm in names if nm in toks]
-        if len(cents) >= 3:
-            xy = np.array([c for c, _ in cents] + [cents[0][0]])
-            out.append(dict(x=np.round(xy[:, a], 3).tolist(), y=np.round(xy[:, b], 3).tolist(),
-                            text=[nm[:3] for _, nm in cents] + [""]))
-        else:
-            out.append(dict(x=[], y=[], text=[]))
-    return out
+run = experiment(PAPER, PARAMS, SCALES, CLAIMS, setup=synthetic_references, per_seed=one_seed)
 
-
-def static_view(result, max_clusters: int = STATIC_MAX_CLUSTERS):
-    """The viewer's static view (client-side, from the stored cluster projections of the first trained model): a
-    **slider over the clusters, ranked by (1-M)·S** (label: rank and top token), showing the chosen cluster's
-    restricted SAE reconstructions in its top PCs, coloured by day / month index, with the day and month centroids
-    joined in calendar order (a 7-gon / 12-gon when the circle is clean); **buttons pick the projection (PC 0-1 or
-    PC 1-2)**. Right: every cluster at (M, S) — the trained model's and the random-calendar control's — with the chosen
-    cluster ringed."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-    from iclrbench.views.explorer import style
-    models = result.artefacts["models"]
-    tag = f"trained (seed {result.seed})"
-    if tag not in models: tag = next(t for t in models if t.startswith("trained"))
-    summ = next(iter(models[tag].values()))
-    cls = [c for c in summ["clusters"] if len(c.get("proj") or []) >= 3][:max_clusters]
-    if len(cls) < 2: raise ValueError(f"static_view needs >= 2 scored clusters in {tag}; got {len(cls)}")
-    ctrl_tag = next((t for t in models if t.startswith("control")), None)
-    ctrl = next(iter(models[ctrl_tag].values()))["clusters"] if ctrl_tag else []
-    projs = ((0, 1), (1, 2))
-    scale = []
-    for j, col in enumerate(["#cccccc"] + CAL_COLORS):
-        scale += [[j / 13, col], [(j + 1) / 13, col]]
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.1,
-                        subplot_titles=("cluster reconstructions (hover: token | context)", "all clusters at (M, S)"))
-    first = [_static_cluster_data(cls[0], pc) for pc in projs]
-    for pi, pc in enumerate(projs):
-        pts, dpoly, mpoly = first[pi]
-        fig.add_trace(go.Scatter(x=pts["x"], y=pts["y"], text=pts["text"], mode="markers", name="tokens",
-                                 hovertemplate="%{text}<extra></extra>", visible=pi == 0,
-                                 marker=dict(size=6, opacity=0.7, color=pts["color"], colorscale=scale, cmin=-1.5, cmax=11.5)), 1, 1)
-        for poly, nm, dash in ((dpoly, "day centroids (Mon→Sun)", "solid"), (mpoly, "month centroids (Jan→Dec)", "dot")):
-            fig.add_trace(go.Scatter(x=poly["x"], y=poly["y"], text=poly["text"], mode="lines+markers+text", name=nm,
-                                     textposition="top center", visible=pi == 0,
-                                     line=dict(color="black", width=1.5, dash=dash),
-                                     marker=dict(size=9, color="black", symbol="x")), 1, 1)
-    n_left = 3 * len(projs)
-    allc = summ["clusters"]
-
-    def lab(i, c):
-        return f"#{i + 1}: {' '.join(c['top_tokens'][:3])}"
-
-    for name, group, col, sym in (("trained model's clusters", allc, "#1f77b4", "circle"),
-                                  ("random-calendar control's clusters", ctrl, "#999999", "diamond-open")):
-        if not group: continue
-        fig.add_trace(go.Scatter(x=[c["M"][0] for c in group], y=[c["S"][0] for c in group], mode="markers", name=name,
-                                 text=[lab(i, c) for i, c in enumerate(group)], marker=dict(size=9, color=col, symbol=sym),
-                                 hovertemplate="%{text}<br>M=%{x:.2f} S=%{y:.2f}<extra></extra>"), 1, 2)
-    fig.add_trace(go.Scatter(x=[cls[0]["M"][0]], y=[cls[0]["S"][0]], text=[lab(0, cls[0])], mode="markers", name="chosen cluster",
-                             marker=dict(size=20, color="rgba(0,0,0,0)", line=dict(width=2.5, color="#d62728"))), 1, 2)
-    sel = len(fig.data) - 1
-
-    def title(i, c):
-        return (f"Circle-feature SAE viewer (static view), {tag}: cluster #{i + 1} of {len(allc)} by (1-M)S<br>"
-                f"{' '.join(c['top_tokens'][:3])} … — {len(c['latents'])} latents, {c['n_firing']} tokens, day {c['frac_days']:.0%} / month {c['frac_months']:.0%}; "
-                f"M={c['M'][0]:.2f}, S={c['S'][0]:.2f}, (1-M)S={c['score']:.2f}")
-
-    steps = []
-    for i, c in enumerate(cls):
-        xs, ys, txt, colr = [], [], [], []
-        for pi, pc in enumerate(projs):
-            pts, dpoly, mpoly = _static_cluster_data(c, pc)
-            xs += [pts["x"], dpoly["x"], mpoly["x"]]; ys += [pts["y"], dpoly["y"], mpoly["y"]]
-            txt += [pts["text"], dpoly["text"], mpoly["text"]]; colr += [pts["color"], "black", "black"]
-        xs.append([c["M"][0]]); ys.append([c["S"][0]]); txt.append([lab(i, c)]); colr.append("rgba(0,0,0,0)")
-        kind = "days" if c["frac_days"] >= 0.5 else "months" if c["frac_months"] >= 0.5 else "other"
-        steps.append(dict(label=f"#{i + 1} {kind}", method="update",
-                          args=[{"x": xs, "y": ys, "text": txt, "marker.color": colr}, {"title.text": title(i, c)},
-                                list(range(n_left)) + [sel]]))
-    buttons = [dict(label=f"PC {a}-{b}", method="update",
-                    args=[{"visible": [k // 3 == pi for k in range(n_left)]}, {"xaxis.title.text": f"PC{a}", "yaxis.title.text": f"PC{b}"},
-                          list(range(n_left))])
-               for pi, (a, b) in enumerate(projs)]
-    style(fig, title(0, cls[0]), height=560)
-    fig.update_xaxes(title_text="PC0", row=1, col=1)
-    fig.update_yaxes(title_text="PC1", row=1, col=1)
-    fig.update_xaxes(title_text="mixture index M (reversed: irreducible →)", autorange="reversed", row=1, col=2)
-    fig.update_yaxes(title_text="separability S (bits)", row=1, col=2)
-    fig.update_layout(margin=dict(t=150, b=110), title_font_size=13,
-                      sliders=[dict(active=0, currentvalue=dict(prefix="cluster (rank by (1-M)S): "), steps=steps, y=-0.1,
-                                    len=0.9, x=0.05, pad=dict(t=30))],
-                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.06,
-                                        yanchor="bottom", showactive=True)],
-                      legend=dict(orientation="h", y=1.06, x=1, xanchor="right", yanchor="bottom", font=dict(size=11)))
-    return fig
+# %% ../../nbs/papers/multidim_features.ipynb #789a6d4b
+def explore(result=None, extra: dict | None = None):
+    """The circle-feature SAE viewer (`iclrbench.explorers.multidim_features`, imported on first use). `extra` maps a
+    name to `summarise_pipeline(hf_pipeline(...))` (or to {"layer L, ...": summary}) to add a Hugging Face model."""
+    from iclrbench.explorers.multidim_features import explore as circle_viewer
+    return circle_viewer(result, extra)
