@@ -1,5 +1,5 @@
-r"""Pick a model (trained, or the random-calendar control), a layer, an SAE and a cluster of decoder directions ranked
-by $(1-M)\,S$; see its reconstructions in the top principal components with every token's context, its indices
+"""Pick a model (trained, or the random-calendar control), a layer, an SAE and a cluster of decoder directions ranked
+by $(1-M)S$; see its reconstructions in the top principal components with every token's context, its indices
 beside the control and the synthetic references, every cluster at $(M, S)$, the separability curve, and — moving θ —
 what the model predicts when a day is placed anywhere on the circle.
 

@@ -1,5 +1,5 @@
-r"""The test features (PCA of $z$) of plain regression, MT, ROT and MT+ROT along training, coloured by the target;
-the conditional spread (the $H(Z\mid Y)$ proxy) along training; the two self-transport plans of ROT-Reg; and a
+"""The test features (PCA of $z$) of plain regression, MT, ROT and MT+ROT along training, coloured by the target;
+the conditional spread (the $H(Z|Y)$ proxy) along training; the two self-transport plans of ROT-Reg; and a
 button that trains a custom model (M heads, λ, epochs).
 
 Docs: https://iclrbench.github.io/iclrbench/explorers/regression_ordinality.html.md"""
