@@ -75,3 +75,15 @@ def test_no_import_cycle():
     for n in sorted(graph):
         if n not in seen and visit(n): break
     assert not cycle, "import cycle: " + " -> ".join(cycle)
+
+
+def test_package_sources_compile_without_warnings():
+    """No invalid escape sequences and the like: nbdev copies notebook summaries into docstrings (the package's
+    `__init__` docstring is not a raw string), so a LaTeX backslash there would warn on every import."""
+    import warnings
+    from pathlib import Path
+    import iclrbench
+    for path in sorted(Path(iclrbench.__file__).parent.rglob("*.py")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            compile(path.read_text(encoding="utf-8"), str(path), "exec")
