@@ -6,7 +6,11 @@ import warnings
 import numpy as np
 import pytest
 
+import iclrbench.explorers.color_vision as cve
 import iclrbench.papers.color_vision as cv
+from iclrbench.core import Result
+from iclrbench.views.static import static_view
+from static_view_checks import assert_static_view
 
 
 @pytest.fixture(autouse=True)
@@ -137,7 +141,7 @@ def test_read_outs_use_the_cells_the_loss_scores():
     assert cv.interior(np.zeros((2, 8, 8)), 4).shape == (2, 2, 2)
     sim = cv.Simulation(_retina(), seed=0)
     assert np.allclose(sim.spectrum(), cv.identity_spectrum(sim.identities(), sim.retina.mosaic, N, border=b))
-    assert len(cv.fig_edge_profile(sim).data) == N + 1
+    assert len(cve.fig_edge_profile(sim).data) == N + 1
     assert cv.cmf_sim(sim, border=0)["dims"] == 1 and np.isfinite(cv.probe_r2(sim, 2, 2, border=0)).all()   # border 0 reads every cell
 
 
@@ -180,25 +184,22 @@ def test_cortex_convolutions_match_plain_reflect_padded_conv2d():
 
 
 def test_training_in_worker_processes_gives_the_same_numbers():
-    """`_run_jobs` with two worker processes (and a follow-up job queued by `then`, as boosting does) gives the
-    same cortices as training one after another in this process; an adopted simulation keeps training identically."""
+    """`train_job` through the run's process pool (`RunContext.map`, two forked workers; one job boosts its trained
+    trichromat and trains on, as the run does) gives the same cortices as training one after another in this process;
+    a simulation sent back from a worker keeps training identically."""
     import torch
-    def make():
-        return [cv.Simulation(_retina(), seed=s) for s in (0, 1)]
-    def then(tag, sim):
-        return [(sim.boost(500.0), 4, "boost")] if tag == 0 else []
-    par, ser = make(), make()
-    got = {"par": [], "ser": []}
-    for name, sims, workers in (("par", par, 2), ("ser", ser, 1)):
-        def then_(tag, sim, name=name):
-            more = then(tag, sim)
-            got[name] += [m for m, *_ in more]
-            return more
-        cv._run_jobs([(sim, 6, i) for i, sim in enumerate(sims)], workers=workers, then=then_)
-    for a, b in zip(par + got["par"], ser + got["ser"]):
+    from iclrbench.core.experiment import RunContext
+    def jobs():
+        return [(cv.Simulation(_retina(), seed=0), 6, 4), (cv.Simulation(_retina(), seed=1), 6, None)]
+    ctx = RunContext(params={}, seed=0, seeds=[0])
+    par, ser = ctx.map(cv.train_job, jobs(), workers=2), ctx.map(cv.train_job, jobs(), workers=1)
+    for (a, ab), (b, bb) in zip(par, ser):
         assert a.step == b.step and a.history["loss"] == b.history["loss"]
         assert torch.equal(a.cortex.C, b.cortex.C)
-    a, b = par[1], ser[1]
+    (pb, before, at), (sb, before_s, at_s) = par[0][1], ser[0][1]
+    assert (before, at) == (before_s, at_s) and pb.step == sb.step == 10 and pb.boost_step == 6
+    assert pb.history["loss"] == sb.history["loss"] and torch.equal(pb.cortex.C, sb.cortex.C)
+    a, b = par[1][0], ser[1][0]
     assert a.opt.param_groups[0]["params"][0] is next(a.cortex.parameters())   # optimiser still drives the cortex
     a.train(3); b.train(3)
     assert a.history["loss"] == b.history["loss"] and torch.equal(a.cortex.C, b.cortex.C)
@@ -234,7 +235,7 @@ def test_boost_adds_a_cone_type_to_half_of_one_class_and_keeps_the_cortex():
     assert b.dims() <= 3                 # the new Q cells start with the L cells' identities
     b.train(2)
     assert b.step == 7 and sim.step == 5 and torch.equal(sim.cortex.C, C0)      # the trichromat itself is untouched
-    summary = cv._summary(b, 0)                                                    # read-outs of a boosted (ragged) history
+    summary = cv.summarise(b, 0)                                                    # read-outs of a boosted (ragged) history
     assert len(summary["history"]["sv"][0]) == 3 and len(summary["history"]["sv"][-1]) == 4
     # as in the official script only the weights carry over: Adam starts afresh unless asked to keep its moments
     fresh, kept = sim.boost(500.0), sim.boost(500.0, keep_optimizer=True)
@@ -272,7 +273,7 @@ def test_run_reports_the_boosting_control_and_the_eyes_spectra():
     assert len(m["dims_boost_control"]) == 1 and len(m["sv_boost_control"][0]) == 4 and len(m["boost_eye_sv"][0]) == 4
     assert m["eye_sv_N3"][0][0] == 1.0 and len(m["eye_sv_N3"][0]) == 3
     assert len(res.artefacts["runs"]["boost_control"][0]["history"]["step"]) >= 2
-    fig = cv.fig_dimensionality_summary(res)
+    fig = cve.fig_dimensionality_summary(res)
     assert sum(t.name == "the eye's cone signals" for t in fig.data) == len(res.artefacts["runs"])   # one per condition
     held, msg = cv._check_boost(m)
     assert "from scratch on the boosted eye" in msg and "own cone signals" in msg and held == (m["boost_dims_before"] == [3] and m["boost_dims_after"] == [4])
@@ -281,8 +282,11 @@ def test_run_reports_the_boosting_control_and_the_eyes_spectra():
     assert "generic trichromat 610/560/440" in msg
     assert len(m["boost_generic_eye_sv"][0]) == 4 and m["boost_generic_eye_sv"][0] == res.artefacts["runs"]["boost_generic"][0]["eye_sv"]
     assert res.artefacts["boost_step"] == {"boost": [3], "boost_generic": [3]}
-    view = cv.static_view(res)      # one switch marker per boosted run
-    assert sum(t.name == "boost (new cone type)" for t in view.data) == 2
+    ex = cve.explore(res, background=False)          # the stored boosted runs show their switch marker
+    for tag in ("boost", "boost_generic"):
+        ex.controls["run"].value = tag
+        assert sum(t.name == "boost (new cone type)" for t in ex.figures["stored"].data) == 1
+    assert not ex.errors
     eye = cv.make_retina(cv.PEAK_SETS[3], p, 0, 3)
     assert np.array_equal(cv.Simulation(eye, seed=0).boost().retina.mosaic, eye.add_cone_type(cv.BOOST_Q_PEAK, 0, 0.5, 0).mosaic)
 
@@ -341,24 +345,23 @@ def test_read_outs_are_deterministic():
 
 
 def test_static_view_steps_through_training_per_retina():
-    """The docs' static view draws from a result's stored histories (here: three tiny cortices, after a JSON round
-    trip): buttons per trained retina, a slider over training checkpoints whose steps all differ."""
+    """The docs' static view, generated from the explorer over its STATIC_GRID, draws from a result's stored histories
+    (a tiny run with boosting, after a JSON round trip, so no live cortex): one frame per stored run and checkpoint."""
     import json
-    from types import SimpleNamespace
-    sims = {"N3": cv.Simulation(_retina(eye_motion=2), seed=0).train(15), "no_motion": cv.Simulation(_retina(eye_motion=0), seed=0).train(15)}
-    sims["boost"] = sims["N3"].boost(500.0, from_type=0).train(5)
-    art = {"runs": {t: [{"history": {k: s.history[k] for k in ("step", "loss", "sv")}, "sv": s.spectrum().tolist()}] for t, s in sims.items()},
-           "boost_step": {"boost": [sims["boost"].boost_step]}}
-    res = SimpleNamespace(artefacts=json.loads(json.dumps(art)), metrics={"seeds": [0]}, seed=0, params={})
-    fig = cv.static_view(res)
-    steps, buttons = fig.layout.sliders[0].steps, fig.layout.updatemenus[0].buttons
-    assert [b.label for b in buttons] == ["N = 3", "N = 3, no eye motion", "N = 3 → 4 (boost)"]
-    assert len(steps) == cv.STATIC_CHECKPOINTS
-    args = [json.dumps(s.args) for s in steps]
-    assert len(set(args)) == len(args) and len(fig.to_json()) < 2_000_000
+    res = cv.run("smoke", grid=12, steps=15, boost=True, boost_steps=5, progress=False)
+    back = Result.from_dict(json.loads(json.dumps(res.to_dict())))
+    assert not back.objects and set(res.objects["simulations"]) == {"N3", "no_motion", "boost"}
+    ex = cve.explore(back, background=False)
+    assert ex.STATIC_GRID["run"] == ["N3", "no_motion", "boost"] and ex.n_checkpoints == cve.STATIC_CHECKPOINTS
+    fig = static_view(ex)
+    assert_static_view(fig)
+    steps = fig.layout.sliders[0].steps
+    assert len(steps) == 3 * cve.STATIC_CHECKPOINTS
     # the boosted run's last checkpoint has four singular values (the new cone type), the others three
-    last = steps[-1].args[0]["x"]
-    assert [len(x) for x in last] == [3, 3, 3, 3, 4, 4]
-    assert cv._static_checkpoints([0, 1, 2], 3) == [0, 1, 2]
+    frame = lambda i: [t for t, v in zip(fig.data, steps[i].args[0]["visible"]) if v]
+    bars = lambda i: [len(t.x) for t in frame(i) if t.type == "bar"]
+    assert bars(cve.STATIC_CHECKPOINTS - 1) == [3] and bars(3 * cve.STATIC_CHECKPOINTS - 1) == [4]
+    assert not ex.errors
+    assert cve.checkpoints([0, 1, 2], 3) == [0, 1, 2]
     with pytest.raises(ValueError, match="'k'"):
-        cv._static_checkpoints([0, 1], 3)
+        cve.checkpoints([0, 1], 3)

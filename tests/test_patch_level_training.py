@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 import torch
 
+import iclrbench.explorers.patch_level_training as ple
 import iclrbench.papers.patch_level_training as plt
 from iclrbench.blocks.lm import LMConfig, TinyLM, token_losses
+from iclrbench.views.static import static_view
 from static_view_checks import assert_static_view
 
 
@@ -73,7 +75,7 @@ def test_plan_and_flops_are_exact():
 
 
 def test_fresh_stream_never_repeats_and_repeated_corpus_does():
-    src = plt.bigram_source()
+    src = plt.BigramSource()
     assert 2.0 < src.entropy < 4.5 and np.allclose(src.P.sum(1), 1)
     fresh = plt.make_data("fresh", src, 0)
     a, b = fresh(8, 32), fresh(8, 32)
@@ -86,7 +88,7 @@ def test_fresh_stream_never_repeats_and_repeated_corpus_does():
 
 
 def test_train_run_reports_flops_and_switch():
-    src = plt.bigram_source()
+    src = plt.BigramSource()
     cfg = LMConfig(vocab_size=src.V, arch="gpt", n_layer=1, n_head=2, d_model=16, max_len=8)
     ev = torch.from_numpy(src.sample(8, 9, np.random.default_rng(0)))
     o = plt.train_run(cfg, plt.make_data("fresh", src, 0), 6, 3, K=4, batch=4, eval_x=ev, eval_every=3)
@@ -101,11 +103,14 @@ def test_same_seed_same_numbers_and_checks_can_fail():
     kw = dict(n_seeds=1, token_steps=24, d_model=32, contrast_seeds=0, progress=False)
     r, r2 = plt.run("smoke", **kw), plt.run("smoke", **kw)
     assert json.dumps(r.to_dict(False)["metrics"]) == json.dumps(r2.to_dict(False)["metrics"])
-    # the docs' static view from the JSON round trip (one seed, no contrast: only the K buttons are controls)
+    # the docs' static view, generated from the explorer from the JSON round trip (one seed, no contrast: the slider
+    # steps over K only)
     from iclrbench.core import Result
-    fig = plt.static_view(Result.from_dict(json.loads(json.dumps(r.to_dict()))))
+    ex = ple.explore(Result.from_dict(json.loads(json.dumps(r.to_dict()))))
+    assert ex.STATIC_GRID == {"regime": ["fresh"], "K": [1, 2, 4, 8]}
+    fig = static_view(ex)
     assert_static_view(fig)
-    assert not fig.layout.sliders and len(fig.layout.updatemenus[0].buttons) == 4
+    assert len(fig.layout.sliders[0].steps) == 4 and not ex.errors
     bad = dict(r.metrics)
     bad["fresh_flops_c"] = bad["fresh_flops_a"]
     bad["fresh_loss_c"] = [v + 1 for v in bad["fresh_loss_a"] + bad["fresh_loss_b"]]

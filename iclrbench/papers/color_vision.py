@@ -7,26 +7,31 @@ Docs: https://iclrbench.github.io/iclrbench/papers/color_vision.html.md"""
 # %% ../../nbs/papers/color_vision.ipynb #a2e16dd1
 from __future__ import annotations
 
-import functools, math, threading, time
-from dataclasses import dataclass, field
+import copy, math
 from typing import Any, Callable, Sequence
 
 import numpy as np
+import skimage.data
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from skimage.segmentation import slic
+from skimage.transform import resize
 
-from ..core import Claim, Paper, Param, Timer, make_result, resolve_params, torch_threads, validate_seed
+from ..core import Claim, Paper, Param, torch_threads
 from ..core import progress as progress_bar
+from ..core.experiment import every_seed, experiment, per_seed
 
 # %% auto #0
 __all__ = ['WAVELENGTHS', 'PEAK_SETS', 'HUMAN_Q', 'BOOST_Q_PEAK', 'GENERIC_TRICHROMAT', 'XYZ_TO_LINEAR_SRGB', 'IMAGES', 'SPECTRA',
            'RGB_BASIS_CENTRES', 'MOSAICS', 'LOSS_BORDER', 'DIM_THRESHOLD', 'PAPER', 'CONE_COUNTS', 'PARAMS', 'SCALES',
-           'CLAIMS', 'TYPE_COLOURS', 'STATIC_CHECKPOINTS', 'govardovskii', 'cone_fundamentals', 'fit_nomogram_peak',
-           'wyman_xyz', 'spectra_to_linear_srgb', 'linear_to_srgb', 'srgb_to_linear', 'load_image', 'smooth_basis',
-           'spectral_scene', 'excitations', 'cone_mosaic', 'gaussian_kernel', 'dog_kernel', 'Retina', 'warp',
-           'loss_mask', 'estimate_shift', 'Cortex', 'prediction_loss', 'interior', 'type_means',
+           'CLAIMS', 'BOOSTED_TAG', 'run', 'govardovskii', 'cone_fundamentals', 'fit_nomogram_peak', 'wyman_xyz',
+           'spectra_to_linear_srgb', 'linear_to_srgb', 'srgb_to_linear', 'load_image', 'smooth_basis', 'spectral_scene',
+           'excitations', 'cone_mosaic', 'gaussian_kernel', 'dog_kernel', 'Retina', 'warp', 'loss_mask',
+           'estimate_shift', 'Demosaic', 'CortexModule', 'Cortex', 'prediction_loss', 'interior', 'type_means',
            'normalised_singular_values', 'identity_spectrum', 'ring_spectra', 'colour_dims', 'excitation_spectrum',
-           'Simulation', 'probe_r2', 'cmf_sim', 'peaks_for', 'make_retina', 'train_simulations', 'train_simulation',
-           'run', 'fig_cone_fundamentals', 'fig_scene_mosaic', 'fig_optic_nerve', 'fig_training', 'fig_percept',
-           'fig_identities', 'fig_edge_profile', 'fig_cmf', 'fig_dimensionality_summary', 'explore', 'static_view']
+           'Simulation', 'probe_r2', 'cmf_sim', 'peaks_for', 'make_retina', 'new_simulation', 'train_simulation',
+           'train_job', 'summarise', 'start', 'one_seed', 'explore']
 
 # %% ../../nbs/papers/color_vision.ipynb #49fa9699
 WAVELENGTHS = np.arange(400.0, 701.0, 10.0)          # 31 bands, nm (the card's miniature grid)
@@ -115,13 +120,10 @@ SPECTRA = ("rich", "rgb")
 RGB_BASIS_CENTRES = (610.0, 545.0, 450.0)             # three smooth basis spectra for the RGB-derived mode
 
 
-@functools.lru_cache(maxsize=16)
 def load_image(name: str, size: int = 96) -> np.ndarray:
     "A scikit-image bundled image (offline), centre-cropped to a square and resized to size x size, floats in [0, 1]."
     if name not in IMAGES:
         raise ValueError(f"parameter 'image' must be one of {list(IMAGES)}; got {name!r}")
-    import skimage.data
-    from skimage.transform import resize
     img = getattr(skimage.data, name)()[..., :3].astype(float) / 255.0
     h, w = img.shape[:2]
     s = min(h, w)
@@ -152,7 +154,6 @@ def spectral_scene(image: str | np.ndarray, mode: str = "rich", seed: int = 0, s
         B = smooth_basis(RGB_BASIS_CENTRES, 40.0)
         B = B / B.max(axis=1, keepdims=True)
         return srgb_to_linear(img) @ B
-    from skimage.segmentation import slic
     labels = slic(img, n_segments=n_segments, compactness=10, start_label=0)
     name_key = sum(map(ord, image)) if isinstance(image, str) else 0
     rng = np.random.default_rng([seed, name_key])
@@ -243,7 +244,6 @@ class Retina:
     def __init__(self, peaks: Sequence[float] = PEAK_SETS[3], size: int = 24, mosaic: str = "equal", spectra: str = "rich",
                  images: Sequence[str] = IMAGES, eye_motion: int = 3, lateral_inhibition: bool = True, noise: float = 0.005,
                  seed: int = 0, scene_size: int = 96, mosaic_types: np.ndarray | None = None):
-        import torch
         if not 8 <= size <= 96: raise ValueError(f"parameter 'grid' must be an int in [8, 96]; got {size!r}")
         if not 0 <= eye_motion <= 8: raise ValueError(f"parameter 'eye_motion' must be an int in [0, 8]; got {eye_motion!r}")
         if not 0.0 <= noise <= 0.2: raise ValueError(f"parameter 'noise' must be a float in [0, 0.2]; got {noise!r}")
@@ -256,7 +256,7 @@ class Retina:
         self.fundamentals = cone_fundamentals(self.peaks)
         rng = np.random.default_rng([seed, 11])
         self.mosaic = cone_mosaic(size, self.peaks, mosaic, rng) if mosaic_types is None else np.asarray(mosaic_types).copy()
-        self.reflectances = np.stack([_cached_scene(im, spectra, seed, scene_size) for im in images])   # (S, H, W, 31)
+        self.reflectances = np.stack([spectral_scene(im, spectra, seed, scene_size) for im in images])   # (S, H, W, 31)
         self.E = torch.tensor(np.stack([excitations(r, self.fundamentals) for r in self.reflectances]), dtype=torch.float32)
         self.rgb = torch.tensor(np.moveaxis(spectra_to_linear_srgb(self.reflectances), -1, 1), dtype=torch.float32)
         k = dog_kernel() if lateral_inhibition else np.pad(np.ones((1, 1)), 3)
@@ -267,7 +267,6 @@ class Retina:
     def n_types(self) -> int: return len(self.peaks)
 
     def _onehot(self):
-        import torch
         self.onehot = torch.nn.functional.one_hot(torch.as_tensor(self.mosaic, dtype=torch.long), self.n_types).permute(2, 0, 1).float()
 
     def add_cone_type(self, peak: float, from_type: int = 0, fraction: float = 0.5, seed: int = 0) -> "Retina":
@@ -283,7 +282,6 @@ class Retina:
 
     def photoreceptors(self, e, generator=None, noisy: bool = True):
         "Photoreceptor activations pa(x) = e_type(x)(x) + Poisson-like noise N(0, (noise·√pa)²); `e` is (B, N, H, H)."
-        import torch
         pa = (e * self.onehot).sum(1, keepdim=True)
         if noisy and self.noise > 0:
             pa = pa + self.noise * pa.clamp_min(0).sqrt() * torch.randn(pa.shape, generator=generator)
@@ -291,8 +289,6 @@ class Retina:
 
     def optic_nerve(self, pa, generator=None, noisy: bool = True):
         "Bipolar stage: ons = DoG * pa (reflect padding) + N(0, (noise·|ons|)²) (no noise when `noisy` is False)."
-        import torch
-        import torch.nn.functional as F
         ons = F.conv2d(F.pad(pa, (3, 3, 3, 3), mode="reflect"), self.kernel)
         if noisy and self.noise > 0:
             ons = ons + self.noise * ons.abs() * torch.randn(ons.shape, generator=generator)
@@ -301,7 +297,6 @@ class Retina:
     def sample(self, batch: int, rng: np.random.Generator, generator=None, max_shift: int | None = None) -> dict:
         """A batch of glimpse pairs: optic-nerve signals ons1, ons2 (B, 1, H, H), the true shifts (B, 2), the clean
         full-field excitations e1, e2 (B, N, H, H) and linear sRGB rgb1 (B, 3, H, H) at t1 (for read-outs only)."""
-        import torch
         m = self.eye_motion if max_shift is None else max_shift
         H, S = self.size, self.E.shape[-1]
         e1, e2, rgb1, shifts = [], [], [], []
@@ -319,24 +314,16 @@ class Retina:
 
     def uniform_light(self, spectrum: np.ndarray) -> "torch.Tensor":
         "Noise-free optic-nerve signal (1, 1, H, H) of a uniform field of light with `spectrum` (31 bands)."
-        import torch
         S = self.fundamentals
         e = torch.tensor(np.asarray(spectrum, dtype=float) @ (S / S.sum(axis=1, keepdims=True)).T, dtype=torch.float32)
         pa = (e[None, :, None, None] * self.onehot[None]).sum(1, keepdim=True)
         return self.optic_nerve(pa, noisy=False)
-
-
-@functools.lru_cache(maxsize=64)
-def _cached_scene(image: str, mode: str, seed: int, size: int) -> np.ndarray:
-    return spectral_scene(image, mode, seed, size)
 
 # %% ../../nbs/papers/color_vision.ipynb #8943f80a
 def warp(x, shifts):
     """Warp percepts decoded at t1 to t2: out[b, :, p] = x[b, :, p + s_b] (zero where p + s_b leaves the grid).
 
     With the eye shift s, the t2 cell at p sees the content the t1 cell at p + s saw (card's pitfall)."""
-    import torch
-    import torch.nn.functional as F
     H, W = x.shape[-2:]
     m = int(shifts.abs().max()) if len(shifts) else 0
     if m == 0: return x
@@ -350,7 +337,6 @@ LOSS_BORDER = 4          # the card's loss border (cells); the read-outs use the
 def loss_mask(shifts, size: int, border: int = LOSS_BORDER, kernel_size: int = 7):
     """Cells that enter the loss, (B, 1, H, H): a valid warped source p + s inside the grid, eroded by kernel_size//2
     (the encoder's lateral-inhibition kernel must only read valid cells), and outside a border of `border` cells."""
-    import torch
     r = kernel_size // 2
     mask = torch.zeros(len(shifts), 1, size, size)
     for b, (dy, dx) in enumerate(shifts.tolist()):
@@ -366,8 +352,6 @@ def estimate_shift(ons1, ons2, max_shift: int, blur_size: int = 9, blur_sigma: f
 
     The official code searches coarse-to-fine ([-2, 2] per pyramid level); an exhaustive search over the small range of
     the miniature finds the same minimiser. Returns (B, 2) integer shifts."""
-    import torch
-    import torch.nn.functional as F
     if max_shift == 0: return torch.zeros(len(ons1), 2, dtype=torch.long)
     k = torch.tensor(gaussian_kernel(blur_size, blur_sigma), dtype=torch.float32)[None, None]
     p = blur_size // 2
@@ -385,92 +369,72 @@ def estimate_shift(ons1, ons2, max_shift: int, blur_size: int = 9, blur_sigma: f
     return torch.tensor(cands)[best]
 
 # %% ../../nbs/papers/color_vision.ipynb #ac74a8a8
-@functools.lru_cache(maxsize=None)
-def _torch_classes():
-    "The cortex modules, built on first use so that importing this module does not import torch."
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
+class Demosaic(nn.Module):
+    """D: a small CNN, K → hidden → ... → K channels, 3x3 convolutions, ReLU, reflect padding, residual
+    (out = x + net(x)). The last layer starts at zero, so an untrained D is the identity."""
+    def __init__(self, K: int, hidden: int = 32, layers: int = 4):
+        super().__init__()
+        chans = [K] + [hidden] * (layers - 1) + [K]
+        self.convs = nn.ModuleList(nn.Conv2d(a, b, 3, padding=1, padding_mode="reflect") for a, b in zip(chans[:-1], chans[1:]))
+        nn.init.zeros_(self.convs[-1].weight); nn.init.zeros_(self.convs[-1].bias)
+        self.to(memory_format=torch.channels_last)
 
-    class Demosaic(nn.Module):
-        """D: a small CNN, K → hidden → ... → K channels, 3x3 convolutions, ReLU, reflect padding, residual
-        (out = x + net(x)). The last layer starts at zero, so an untrained D is the identity."""
-        def __init__(self, K: int, hidden: int = 32, layers: int = 4):
-            super().__init__()
-            chans = [K] + [hidden] * (layers - 1) + [K]
-            self.convs = nn.ModuleList(nn.Conv2d(a, b, 3, padding=1, padding_mode="reflect") for a, b in zip(chans[:-1], chans[1:]))
-            nn.init.zeros_(self.convs[-1].weight); nn.init.zeros_(self.convs[-1].bias)
-            self.to(memory_format=torch.channels_last)
+    def forward(self, x):
+        # Same maths as `conv(h)` (reflect padding, then a 3x3 convolution), computed in channels-last layout:
+        # oneDNN's CPU convolutions run about twice as fast that way on these small (B, 32, H, H) maps.
+        h = x
+        for i, conv in enumerate(self.convs):
+            h = F.pad(h, (1, 1, 1, 1), mode="reflect").contiguous(memory_format=torch.channels_last)
+            h = F.conv2d(h, conv.weight, conv.bias)
+            if i < len(self.convs) - 1: h = F.relu(h)
+        return x + h
 
-        def __reduce_ex__(self, protocol):      # picklable although the class is built inside a function
-            return (_empty_cortex_module, ("Demosaic",), self.__dict__.copy())
+# %% ../../nbs/papers/color_vision.ipynb #3a669d40
+class CortexModule(nn.Module):
+    """The cortex, learned only from optic-nerve signals.
 
-        def forward(self, x):
-            # Same maths as `conv(h)` (reflect padding, then a 3x3 convolution), computed in channels-last layout:
-            # oneDNN's CPU convolutions run about twice as fast that way on these small (B, 32, H, H) maps.
-            h = x
-            for i, conv in enumerate(self.convs):
-                h = F.pad(h, (1, 1, 1, 1), mode="reflect").contiguous(memory_format=torch.channels_last)
-                h = F.conv2d(h, conv.weight, conv.bias)
-                if i < len(self.convs) - 1: h = F.relu(h)
-            return x + h
+    C(x) ∈ R^K per cell (unit norm, initialised to e_1: colour-blind), W⁻¹ and W (two learnable 7x7 lateral-inhibition
+    kernels, initialised to a delta), D (demosaicing CNN). decode: pa₁ = W⁻¹ * ons₁, ip₁ = D(pa₁ · C);
+    encode: ons₂ = W * ⟨ip, C⟩."""
+    def __init__(self, size: int, K: int = 8, hidden: int = 32, layers: int = 4, kernel_size: int = 7):
+        super().__init__()
+        C = torch.zeros(K, size, size); C[0] = 1.0
+        self.C = nn.Parameter(C)
+        delta = torch.zeros(1, 1, kernel_size, kernel_size); delta[0, 0, kernel_size // 2, kernel_size // 2] = 1.0
+        self.w_inv = nn.Parameter(delta.clone())
+        self.w = nn.Parameter(delta.clone())
+        self.D = Demosaic(K, hidden, layers)
+        self.K, self.size, self.kernel_size = K, size, kernel_size
 
-    class CortexModule(nn.Module):
-        """The cortex, learned only from optic-nerve signals.
+    def identities(self):
+        "Unit-norm cone identities C(x)/‖C(x)‖, shape (K, H, H)."
+        return F.normalize(self.C, dim=0)
 
-        C(x) ∈ R^K per cell (unit norm, initialised to e_1: colour-blind), W⁻¹ and W (two learnable 7x7 lateral-inhibition
-        kernels, initialised to a delta), D (demosaicing CNN). decode: pa₁ = W⁻¹ * ons₁, ip₁ = D(pa₁ · C);
-        encode: ons₂ = W * ⟨ip, C⟩."""
-        def __init__(self, size: int, K: int = 8, hidden: int = 32, layers: int = 4, kernel_size: int = 7):
-            super().__init__()
-            C = torch.zeros(K, size, size); C[0] = 1.0
-            self.C = nn.Parameter(C)
-            delta = torch.zeros(1, 1, kernel_size, kernel_size); delta[0, 0, kernel_size // 2, kernel_size // 2] = 1.0
-            self.w_inv = nn.Parameter(delta.clone())
-            self.w = nn.Parameter(delta.clone())
-            self.D = Demosaic(K, hidden, layers)
-            self.K, self.size, self.kernel_size = K, size, kernel_size
+    def _conv(self, x, k):
+        "One-channel convolution with kernel `k` (reflect padding), applied to each of the B maps of x (B, 1, H, H)."
+        p, B = self.kernel_size // 2, x.shape[0]
+        # the B maps as the channels of one grouped convolution: the same result as F.conv2d(x, k), but oneDNN's
+        # one-channel 7x7 path is ~3x slower (forward + backward) than the grouped one on CPU
+        xp = F.pad(x, (p, p, p, p), mode="reflect").transpose(0, 1)
+        return F.conv2d(xp, k.expand(B, 1, -1, -1), groups=B).transpose(0, 1)
 
-        def __reduce_ex__(self, protocol):      # so that simulations can train in worker processes
-            return (_empty_cortex_module, ("CortexModule",), self.__dict__.copy())
+    def decode(self, ons):
+        "Optic nerve (B, 1, H, H) → internal percept ip (B, K, H, H): D(W⁻¹*ons · C)."
+        return self.D(self._conv(ons, self.w_inv) * self.identities()[None])
 
-        def identities(self):
-            "Unit-norm cone identities C(x)/‖C(x)‖, shape (K, H, H)."
-            return F.normalize(self.C, dim=0)
+    def encode(self, ip):
+        "Percept (B, K, H, H) → predicted optic nerve (B, 1, H, H): W * ⟨ip, C⟩."
+        return self._conv((ip * self.identities()[None]).sum(1, keepdim=True), self.w)
 
-        def _conv(self, x, k):
-            "One-channel convolution with kernel `k` (reflect padding), applied to each of the B maps of x (B, 1, H, H)."
-            p, B = self.kernel_size // 2, x.shape[0]
-            # the B maps as the channels of one grouped convolution: the same result as F.conv2d(x, k), but oneDNN's
-            # one-channel 7x7 path is ~3x slower (forward + backward) than the grouped one on CPU
-            xp = F.pad(x, (p, p, p, p), mode="reflect").transpose(0, 1)
-            return F.conv2d(xp, k.expand(B, 1, -1, -1), groups=B).transpose(0, 1)
+    def forward(self, ons1, shifts):
+        ip = self.decode(ons1)
+        return self.encode(warp(ip, shifts)), ip
 
-        def decode(self, ons):
-            "Optic nerve (B, 1, H, H) → internal percept ip (B, K, H, H): D(W⁻¹*ons · C)."
-            return self.D(self._conv(ons, self.w_inv) * self.identities()[None])
-
-        def encode(self, ip):
-            "Percept (B, K, H, H) → predicted optic nerve (B, 1, H, H): W * ⟨ip, C⟩."
-            return self._conv((ip * self.identities()[None]).sum(1, keepdim=True), self.w)
-
-        def forward(self, ons1, shifts):
-            ip = self.decode(ons1)
-            return self.encode(warp(ip, shifts)), ip
-
-    return Demosaic, CortexModule
-
-
-def _empty_cortex_module(name: str):
-    "Unpickling helper: an uninitialised instance of a lazily built cortex class (pickle then restores its `__dict__`)."
-    cls = dict(zip(("Demosaic", "CortexModule"), _torch_classes()))[name]
-    return cls.__new__(cls)
-
-
-def Cortex(size: int = 24, K: int = 8, hidden: int = 32, layers: int = 4):
+# %% ../../nbs/papers/color_vision.ipynb #2c709ff6
+def Cortex(size: int = 24, K: int = 8, hidden: int = 32, layers: int = 4) -> CortexModule:
     "A new, colour-blind cortex for a size x size retina with latent size K (a torch `nn.Module`)."
     if not 1 <= K <= 16: raise ValueError(f"parameter 'latent_k' must be an int in [1, 16]; got {K!r}")
-    return _torch_classes()[1](size, K, hidden, layers)
+    return CortexModule(size, K, hidden, layers)
 
 
 def prediction_loss(cortex, ons1, ons2, shifts, border: int = LOSS_BORDER):
@@ -551,7 +515,6 @@ class Simulation:
 
     def __init__(self, retina: Retina, K: int = 8, lr: float = 3e-3, batch: int = 8, seed: int = 0,
                  shift_estimator: bool = False, hidden: int = 32, layers: int = 4, cortex=None):
-        import torch
         if not 1 <= batch <= 64: raise ValueError(f"parameter 'batch' must be an int in [1, 64]; got {batch!r}")
         if not 0 < lr <= 0.1: raise ValueError(f"parameter 'lr' must be a float in (0, 0.1]; got {lr!r}")
         self.retina, self.K, self.lr, self.batch, self.seed = retina, K, lr, batch, seed
@@ -587,8 +550,6 @@ class Simulation:
     def train(self, steps: int, stop: Callable[[], bool] | None = None, callback: Callable[["Simulation"], Any] | None = None,
               callback_every: int = 100, progress: bool = False, desc: str = "cortex") -> "Simulation":
         "Train the cortex for `steps` more updates (Adam), the Neural Scopes beside it on detached tensors."
-        import torch
-        import torch.nn.functional as F
         if steps < 0: raise ValueError(f"parameter 'steps' must be a non-negative int; got {steps!r}")
         bar = progress_bar(range(steps), enabled=progress, desc=desc, leave=False)
         for i in bar:
@@ -618,8 +579,6 @@ class Simulation:
 
     def clone(self) -> "Simulation":
         "An independent copy (cortex, optimiser state, scopes, random generators, history); the retina is shared (read-only)."
-        import copy
-        import torch
         new = Simulation.__new__(Simulation)
         new.__dict__.update(self.__dict__)
         new.cortex = copy.deepcopy(self.cortex)
@@ -638,7 +597,6 @@ class Simulation:
         """Dimensionality boosting: a new retina where a `fraction` of the `from_type` cells hold a new cone with `peak`;
         a copy of the trained cortex (C, W, W⁻¹, D) continues training on the new retina. As in the official code, only
         the cortex's weights carry over and Adam starts afresh; `keep_optimizer=True` keeps Adam's moments instead."""
-        import torch
         new = self.clone()
         new.retina = self.retina.add_cone_type(peak, from_type, fraction, self.seed)
         if not keep_optimizer:
@@ -665,14 +623,12 @@ class Simulation:
 
     def scope_type_accuracy(self) -> float:
         "Accuracy of Neural Scope (ii) (C(x) → true cone type) on all cells."
-        import torch
         with torch.no_grad():
             pred = self.scope_type(self.cortex.identities().reshape(self.K, -1).T).argmax(1).numpy()
         return float((pred == self.retina.mosaic.ravel()).mean())
 
     def percept(self, scene: int = 0, row: int | None = None, col: int | None = None) -> dict:
         "The percept of one noise-free glimpse through Neural Scope (i), beside the truth (both gamma-encoded sRGB (H, H, 3))."
-        import torch
         r = self.retina
         H, S = r.size, r.E.shape[-1]
         row = (S - H) // 2 if row is None else row
@@ -690,7 +646,6 @@ def probe_r2(sim: Simulation, n_fit: int = 24, n_test: int = 24, border: int = L
     """Linear-probe R² from the percept (K numbers per cell) to the full-field excitation of every cone type at that cell
     (all types at every pixel, including the types the cell does not hold). Fitted on `n_fit` glimpses, scored on
     `n_test` others (least squares with a bias); one R² per cone type."""
-    import torch
     rng = np.random.default_rng([seed, 31])
     gen = torch.Generator().manual_seed(seed + 31)
     def feats(n):
@@ -718,7 +673,6 @@ def cmf_sim(sim: Simulation, tol: float = 0.05, max_primaries: int | None = None
     mixture of the primaries' percepts (weights may be negative: a primary moved to the test side, as in classical
     colour matching; mixtures are assumed to add linearly). Returns the worst relative matching error for k = 1, 2, ...
     primaries and the smallest k whose error is below `tol` (the emergent colour dimensionality)."""
-    import torch
     r = sim.retina
     nb = len(WAVELENGTHS)
     M = type_means(sim.identities(), r.mosaic, r.n_types, border)
@@ -790,134 +744,18 @@ def peaks_for(n: int, peak_set: str = "generic") -> tuple[float, ...]:
     if n not in PEAK_SETS: raise ValueError(f"parameter 'n_cones' must be an int in [1, 4]; got {n!r}")
     return HUMAN_Q if (n == 4 and peak_set == "human_q") else PEAK_SETS[n]
 
-
-_TRAINED: dict = {}        # trained simulations by configuration (run() fills it; the explorer reuses it)
-
-
-def _sim_key(peaks, p, seed, motion, steps):
-    return (tuple(peaks), p["grid"], p["mosaic"], p["spectra"], int(motion), p["lateral_inhibition"], p["noise"],
-            p["latent_k"], p["lr"], p["batch"], p["shift_estimator"], int(seed), int(steps))
-
-
-def _train_job(sim: Simulation, steps: int) -> Simulation:
-    "Worker-process entry point: train one simulation single-threaded and send it back."
-    import torch
-    torch.set_num_threads(1)
-    return sim.train(steps)
-
-
-def _run_jobs(jobs: Sequence[tuple], workers: int = 2, then: Callable | None = None, bar=None) -> None:
-    """Train each `(simulation, steps, tag)` job in place. `then(tag, sim)`, called here as each job finishes, may return
-    more jobs (boosting starts as soon as its trichromat is trained, so no core waits for the slowest cortex).
-
-    With `workers` > 1 every cortex trains single-threaded in its own worker process. Two threads in one process lose
-    ~30 % to the GIL between convolution kernels here; processes use both cores fully. On Linux the workers are forked,
-    so they see everything the caller defined, including code run from this notebook (whose classes live in `__main__`,
-    which a spawned process could not import); elsewhere they are spawned. Each simulation carries its own random
-    generators, so the numbers do not depend on the scheduling or on the number of workers."""
-    jobs = list(jobs)
-    if not jobs: return
-    def finished(tag, sim):
-        if bar is not None: bar.update(1)
-        more = list(then(tag, sim)) if then is not None else []
-        if bar is not None and more: bar.total += len(more); bar.refresh()
-        return more
-    def serial(jobs):
-        with torch_threads(1):
-            while jobs:
-                sim, steps, tag = jobs.pop(0)
-                jobs += finished(tag, sim.train(steps))
-    if workers <= 1 or (len(jobs) == 1 and then is None): return serial(jobs)
-    import multiprocessing as mp
-    import sys
-    import warnings
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    running = {}
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context(method)) as ex:
-            running = {ex.submit(_train_job, sim, steps): (sim, steps, tag) for sim, steps, tag in jobs}
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    trained = fut.result()
-                    sim, _, tag = running.pop(fut)
-                    sim.__dict__.update(trained.__dict__)       # adopt the trained state; callers keep their objects
-                    for job in finished(tag, sim): running[ex.submit(_train_job, *job[:2])] = job
-    except BrokenProcessPool:
-        # spawned workers (macOS, Windows) fail on a script without `if __name__ == "__main__":` or on code defined in a
-        # notebook; unfinished jobs were never adopted, so they train here instead, one after another
-        warnings.warn("color_vision: the worker processes failed (with spawned workers, run scripts under "
-                      "`if __name__ == \"__main__\":` and import this module rather than running its code in a notebook); "
-                      "training the remaining cortices in this process, one at a time", RuntimeWarning, stacklevel=3)
-        serial(list(running.values()))
-
-
-def make_retina(peaks, p: dict, seed: int, motion: int) -> Retina:
-    "The retina `run()` builds for these cone peaks, run parameters `p`, seed and eye motion."
-    return Retina(peaks, p["grid"], p["mosaic"], p["spectra"], IMAGES, motion, p["lateral_inhibition"], p["noise"], seed)
-
-
-def train_simulations(jobs: Sequence[tuple], p: dict, steps: int, workers: int = 2, then: Callable | None = None,
-                      bar=None, extra: Sequence[tuple] = ()) -> list[Simulation]:
-    """Build and train one cortex per job `(peaks, eye_motion, seed)` (cached by configuration in this process).
-
-    Retinas and cortices are built in order in this process (seeded), then trained in parallel (`_run_jobs`).
-    `then(i, sim)` is called once per job i (cached ones included) when its cortex is trained, and may return follow-up
-    `(simulation, steps, tag)` jobs; `then(tag, sim)` is called again when each of those finishes. `extra` holds more
-    `(simulation, steps, tag)` jobs, trained first (put the longest there)."""
-    sims, todo, follow = [], [], []
-    for i, (peaks, motion, seed) in enumerate(jobs):
-        key = _sim_key(peaks, p, seed, motion, steps)
-        if key not in _TRAINED:
-            sim = Simulation(make_retina(peaks, p, seed, motion), p["latent_k"], p["lr"], p["batch"], seed, p["shift_estimator"])
-            todo.append((key, sim, i))
-            sims.append(sim)
-        else:
-            sims.append(_TRAINED[key])
-            if then is not None: follow += list(then(i, _TRAINED[key]))
-    if bar is not None: bar.total = len(extra) + len(todo) + len(follow); bar.refresh()
-    _run_jobs(list(extra) + [(sim, steps, i) for _, sim, i in todo] + follow, workers, then, bar)
-    for key, sim, _ in todo:
-        if len(_TRAINED) > 64: _TRAINED.pop(next(iter(_TRAINED)))
-        _TRAINED[key] = sim
-    return sims
-
-
-def train_simulation(peaks, p: dict, seed: int, motion: int, steps: int) -> Simulation:
-    "Build the retina and train a cortex on it (cached by configuration in this process)."
-    return train_simulations([(peaks, motion, seed)], p, steps)[0]
-
-
-def _summary(sim: Simulation, seed: int) -> dict:
-    with torch_threads(1):
-        cm = cmf_sim(sim)
-        r2 = probe_r2(sim, seed=seed)
-    sv, sv_all = sim.spectrum(), sim.spectrum(border=0)
-    return {"sv": sv.round(5).tolist(), "dims": colour_dims(sv), "sv_all_cells": sv_all.round(5).tolist(),
-            "eye_sv": excitation_spectrum(sim.retina).round(5).tolist(),
-            "dims_all_cells": colour_dims(sv_all), "cmf_dims": cm["dims"], "cmf_errors": np.round(cm["errors"], 5).tolist(),
-            "cmf_primaries_nm": cm["primaries_nm"], "probe_r2": np.round(r2, 4).tolist(),
-            "final_loss": sim.history["loss"][-1], "scope_type_acc": sim.scope_type_accuracy(),
-            "history": {"step": sim.history["step"], "loss": sim.history["loss"], "sv": [np.round(v, 5).tolist() for v in sim.history["sv"]]}}
-
-
-def _per_seed(xs, fmt="{:.3f}") -> str:
-    return "[" + ", ".join(fmt.format(v) for v in xs) + "]"
-
-
+# %% ../../nbs/papers/color_vision.ipynb #dc429a16
 def _check_emergence(m) -> tuple[bool, str]:
     a, b = m["sv2_motion"], m["sv2_no_motion"]
-    ok = all(x >= 0.10 and x >= 5 * y for x, y in zip(a, b))
-    return ok, (f"2nd normalised singular value of the per-type mean C, N = 3, per seed: with eye motion {_per_seed(a)}, "
-                f"without {_per_seed(b, '{:.4f}')} (need ≥ 0.10 and ≥ 5x the no-motion value)")
+    ok = every_seed(zip(a, b), lambda ab: ab[0] >= 0.10 and ab[0] >= 5 * ab[1])
+    return ok, (f"2nd normalised singular value of the per-type mean C, N = 3, per seed: with eye motion {per_seed(a)}, "
+                f"without {per_seed(b, '{:.4f}')} (need ≥ 0.10 and ≥ 5x the no-motion value)")
 
 
 def _check_no_motion(m) -> tuple[bool, str]:
     d = m["dims_no_motion"]
-    return all(v == 1 for v in d), (f"dims without eye motion per seed {d} (need 1); normalised singular values "
-                                     f"{[_per_seed(v, '{:.4f}') for v in m['sv_no_motion']]}")
+    return every_seed(d, lambda v: v == 1), (f"dims without eye motion per seed {d} (need 1); normalised singular values "
+                                             f"{[per_seed(v, '{:.4f}') for v in m['sv_no_motion']]}")
 
 
 def _check_dims_track_n(m) -> tuple[bool | None, str]:
@@ -928,7 +766,7 @@ def _check_dims_track_n(m) -> tuple[bool | None, str]:
             missing.append(n); continue
         hits = sum(v == n for v in d)
         ok &= hits == len(d) if n < 4 else hits >= math.ceil(2 * len(d) / 3)
-        parts.append(f"N={n}: dims {d}, sv {[_per_seed(v, '{:.3f}') for v in m[f'sv_N{n}']]} (every cell, border included: "
+        parts.append(f"N={n}: dims {d}, sv {[per_seed(v, '{:.3f}') for v in m[f'sv_N{n}']]} (every cell, border included: "
                      f"dims {m.get(f'dims_all_cells_N{n}')})")
     need = " (need dims == N on every seed for N ≤ 3, on ≥ 2 of 3 seeds for N = 4)"
     if ok and missing:  # what ran held, but the claim is about every N: not measured, rather than held
@@ -941,25 +779,26 @@ def _check_boost(m) -> tuple[bool | None, str]:
     before, at, after = m["boost_dims_before"], m["boost_dims_at_switch"], m["boost_dims_after"]
     hits = sum(b == 3 and a == 4 for b, a in zip(before, after))
     msg = (f"dims of the trichromat before boosting {before}, with the Q cone added (before more training) {at}, after "
-           f"{m['boost_steps']} more steps {after}; 4-type sv after {[_per_seed(v) for v in m['boost_sv_after']]} (every cell, "
+           f"{m['boost_steps']} more steps {after}; 4-type sv after {[per_seed(v) for v in m['boost_sv_after']]} (every cell, "
            f"border included: dims after {m.get('boost_dims_all_cells_after')}) (need 3 → 4 on ≥ 2 of 3 seeds). The boosted "
-           f"eye's own cone signals: 4th normalised singular value {_per_seed([v[3] for v in m['boost_eye_sv']])}")
-    if "eye_sv_N4" in m: msg += f" (the generic tetrachromat's: {_per_seed([v[3] for v in m['eye_sv_N4']])})"
+           f"eye's own cone signals: 4th normalised singular value {per_seed([v[3] for v in m['boost_eye_sv']])}")
+    if "eye_sv_N4" in m: msg += f" (the generic tetrachromat's: {per_seed([v[3] for v in m['eye_sv_N4']])})"
     if "dims_boost_control" in m:
         msg += (f"; a cortex trained from scratch on the boosted eye: dims {m['dims_boost_control']}, 4th sv "
-                f"{_per_seed([v[3] for v in m['sv_boost_control']])}")
+                f"{per_seed([v[3] for v in m['sv_boost_control']])}")
     if "boost_generic_dims_after" in m:
         msg += (f". Reported beside the check, not part of it: the generic trichromat 610/560/440 boosted the same way (500 nm "
                 f"in half of its L cells, giving the generic tetrachromat's cones; the eye's 4th sv "
-                f"{_per_seed([v[3] for v in m['boost_generic_eye_sv']])}): dims before {m['boost_generic_dims_before']}, after "
-                f"{m['boost_generic_dims_after']}, 4th sv after {_per_seed([v[3] for v in m['boost_generic_sv_after']])}")
+                f"{per_seed([v[3] for v in m['boost_generic_eye_sv']])}): dims before {m['boost_generic_dims_before']}, after "
+                f"{m['boost_generic_dims_after']}, 4th sv after {per_seed([v[3] for v in m['boost_generic_sv_after']])}")
     return hits >= math.ceil(2 * len(after) / 3), msg
 
 
 def _check_probe(m) -> tuple[bool, str]:
     a, b = np.asarray(m["probe_r2_motion"]), np.asarray(m["probe_r2_no_motion"])
-    return bool(np.all(a > b)), (f"linear-probe R² from the percept to the L, M, S excitations at every cell, per seed: with motion "
-                                 f"{[_per_seed(v, '{:.2f}') for v in a]}, without {[_per_seed(v, '{:.2f}') for v in b]} (need every cone type higher with motion)")
+    ok = every_seed(zip(a, b), lambda ab: bool(np.all(ab[0] > ab[1])))
+    return ok, (f"linear-probe R² from the percept to the L, M, S excitations at every cell, per seed: with motion "
+                f"{[per_seed(v, '{:.2f}') for v in a]}, without {[per_seed(v, '{:.2f}') for v in b]} (need every cone type higher with motion)")
 
 
 CLAIMS = [
@@ -986,630 +825,113 @@ CLAIMS = [
           "cone-identity rank 3 before and 4 after continued training, on ≥ 2 of 3 seeds", check=_check_boost, scales=("full",)),
 ]
 
+# %% ../../nbs/papers/color_vision.ipynb #70dd87c7
+def make_retina(peaks, p: dict, seed: int, motion: int) -> Retina:
+    "The retina `run()` builds for these cone peaks, run parameters `p`, seed and eye motion."
+    return Retina(peaks, p["grid"], p["mosaic"], p["spectra"], IMAGES, motion, p["lateral_inhibition"], p["noise"], seed)
 
-def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides):
-    "Train cortices on retinas with the requested cone counts (plus the no-motion control and boosting) and read them out."
-    p = resolve_params(PARAMS, SCALES, scale, overrides)
-    validate_seed(seed)
-    timer = Timer()
-    seeds = list(range(seed, seed + p["n_seeds"]))
+
+def new_simulation(retina: Retina, p: dict, seed: int) -> Simulation:
+    "A fresh, colour-blind cortex on `retina` with the run's cortex and training parameters `p`."
+    return Simulation(retina, p["latent_k"], p["lr"], p["batch"], seed, p["shift_estimator"])
+
+
+def train_simulation(peaks, p: dict, seed: int, motion: int, steps: int) -> Simulation:
+    "Build the retina `run()` builds and train a fresh cortex on it for `steps` updates (what one job of the run does)."
+    return new_simulation(make_retina(peaks, p, seed, motion), p, seed).train(steps)
+
+
+def train_job(job: tuple[Simulation, int, int | None]) -> tuple[Simulation, tuple | None]:
+    """One job of the run's process pool: `(simulation, steps, boost_steps)`. Trains the cortex single-threaded; with
+    `boost_steps` it then boosts the trained trichromat (a 500 nm Q cone in half of its L cells, `Simulation.boost`) and
+    trains the boosted copy on in the same worker. Returns `(simulation, None)` or `(simulation, (boosted, dims before,
+    dims at the switch))`. Each simulation carries its own random generators, so the numbers do not depend on which
+    worker ran it or in which order."""
+    sim, steps, boost_steps = job
+    with torch_threads(1):
+        sim.train(steps)
+        if boost_steps is None: return sim, None
+        boosted = sim.boost(BOOST_Q_PEAK, from_type=0)          # half of the L (longest-peak) cells become Q cells
+        before, at = sim.dims(), boosted.dims()
+        return sim, (boosted.train(boost_steps), before, at)
+
+
+def summarise(sim: Simulation, seed: int) -> dict:
+    "Every read-out of one trained cortex: rank spectra and dims, CMF-SIM-mini, probe R², loss, scope accuracy, history."
+    cm = cmf_sim(sim)
+    r2 = probe_r2(sim, seed=seed)
+    sv, sv_all = sim.spectrum(), sim.spectrum(border=0)
+    return {"sv": sv.round(5).tolist(), "dims": colour_dims(sv), "sv_all_cells": sv_all.round(5).tolist(),
+            "eye_sv": excitation_spectrum(sim.retina).round(5).tolist(),
+            "dims_all_cells": colour_dims(sv_all), "cmf_dims": cm["dims"], "cmf_errors": np.round(cm["errors"], 5).tolist(),
+            "cmf_primaries_nm": cm["primaries_nm"], "probe_r2": np.round(r2, 4).tolist(),
+            "final_loss": sim.history["loss"][-1], "scope_type_acc": sim.scope_type_accuracy(),
+            "history": {"step": sim.history["step"], "loss": sim.history["loss"], "sv": [np.round(v, 5).tolist() for v in sim.history["sv"]]}}
+
+# %% ../../nbs/papers/color_vision.ipynb #80038c92
+_READ_OUTS = ("sv", "dims", "sv_all_cells", "dims_all_cells", "cmf_dims", "cmf_errors", "probe_r2", "final_loss", "scope_type_acc",
+              "eye_sv")
+_ARTEFACTS = ("history", "sv", "sv_all_cells", "cmf_errors", "cmf_primaries_nm", "probe_r2", "eye_sv")
+BOOSTED_TAG = {"N3": "boost", "N3_generic": "boost_generic"}       # trained trichromat -> its boosted run
+
+
+def start(p: dict, ctx) -> None:
+    "Run-level numbers the checks quote, and the artefact tables every seed adds to."
+    ctx.metrics.update(cone_counts=p["cone_counts"], boost_steps=p["boost_steps"])
+    ctx.artefacts.update(runs={}, boost_step={})
+
+
+def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
+    """Build one eye per requested cone count N (plus the no-motion control and the optional extras), train a fresh
+    cortex on each in a pool of two worker processes (a trained trichromat is boosted and trained on in its worker), and
+    read every cortex out."""
     counts = [int(c) for c in p["cone_counts"].split(",")]
-    m: dict[str, Any] = {"seeds": seeds, "cone_counts": p["cone_counts"], "boost_steps": p["boost_steps"]}
-    runs: dict[str, list] = {}
-    jobs = [(peaks_for(n, p["peak_set"]), p["eye_motion"], f"N{n}") for n in counts]
-    if p["control"]: jobs.append((peaks_for(3), 0, "no_motion"))
-    if p["boost"] and p["boost_generic"]: jobs.append((GENERIC_TRICHROMAT, p["eye_motion"], "N3_generic"))
-    all_jobs = [(s, peaks, motion, tag) for s in seeds for peaks, motion, tag in jobs]
-    boosted_tag = {"N3": "boost", "N3_generic": "boost_generic"}   # trained trichromat -> its boosted run
-    boosts, controls = [], []
+    eyes = [(f"N{n}", peaks_for(n, p["peak_set"]), p["eye_motion"]) for n in counts]
+    if p["control"]: eyes.append(("no_motion", peaks_for(3), 0))
+    if p["boost"] and p["boost_generic"]: eyes.append(("N3_generic", GENERIC_TRICHROMAT, p["eye_motion"]))
+    boost = {t: p["boost_steps"] for t in BOOSTED_TAG if p["boost"]}
+    jobs = {tag: (new_simulation(make_retina(peaks, p, seed, motion), p, seed), p["steps"], boost.get(tag)) for tag, peaks, motion in eyes}
     if p["boost"] and p["boost_control"] and 3 in counts:
         # the boosted eye (same cones, same mosaic: add_cone_type is seeded as in Simulation.boost) with a fresh cortex
-        for s in seeds:
-            eye = make_retina(peaks_for(3), p, s, p["eye_motion"]).add_cone_type(BOOST_Q_PEAK, 0, 0.5, s)
-            controls.append((s, Simulation(eye, p["latent_k"], p["lr"], p["batch"], s, p["shift_estimator"])))
-
-    def boost_when_trained(i, sim):
-        # runs as each cortex finishes: a trained trichromat (with eye motion) gets a Q cone and trains on at once
-        if not (p["boost"] and isinstance(i, int) and all_jobs[i][3] in boosted_tag): return []
-        b = sim.boost(BOOST_Q_PEAK, from_type=0)        # half of the L (longest-peak) cells become Q cells
-        boosts.append((boosted_tag[all_jobs[i][3]], all_jobs[i][0], sim.dims(), b.dims(), b))
-        return [(b, p["boost_steps"], None)]
-
-    bar = progress_bar(total=len(all_jobs), enabled=progress, desc="color_vision: cortices trained")
-    with timer("train"):
-        sims = train_simulations([(peaks, motion, s) for s, peaks, motion, _ in all_jobs], p, p["steps"],
-                                 then=boost_when_trained, bar=bar,
-                                 extra=[(c, p["steps"] + p["boost_steps"], "boost_control") for _, c in controls])
-    bar.close()
-    for (s, _, motion, tag), sim in zip(all_jobs, sims):
-        with timer("read-outs"):
-            runs.setdefault(tag, []).append(_summary(sim, s))
-    for tag, s, before, at, b in sorted(boosts, key=lambda v: v[:2]):
-        with timer("read-outs"):
-            summ = _summary(b, s)
-        summ.update(dims_before=before, dims_at_switch=at, boost_step=b.boost_step)
-        runs.setdefault(tag, []).append(summ)
-    for s, c in controls:
-        with timer("read-outs"):
-            runs.setdefault("boost_control", []).append(_summary(c, s))
-    for tag, rs in runs.items():
-        if tag in ("boost", "boost_generic"):
-            m[f"{tag}_dims_before"] = [r["dims_before"] for r in rs]
-            m[f"{tag}_dims_at_switch"] = [r["dims_at_switch"] for r in rs]
-            m[f"{tag}_dims_after"] = [r["dims"] for r in rs]
-            m[f"{tag}_sv_after"] = [r["sv"] for r in rs]
-            m[f"{tag}_dims_all_cells_after"] = [r["dims_all_cells"] for r in rs]
-            m[f"{tag}_cmf_dims_after"] = [r["cmf_dims"] for r in rs]
-            m[f"{tag}_eye_sv"] = [r["eye_sv"] for r in rs]
-            continue
-        for k_ in ("sv", "dims", "sv_all_cells", "dims_all_cells", "cmf_dims", "cmf_errors", "probe_r2", "final_loss", "scope_type_acc",
-                   "eye_sv"):
-            m[f"{k_}_{tag}"] = [r[k_] for r in rs]
-    if "N3" in runs:
-        m["sv2_motion"] = [r["sv"][1] for r in runs["N3"]]
-        m["probe_r2_motion"] = m["probe_r2_N3"]
-    if "no_motion" in runs:
-        m["sv2_no_motion"] = [r["sv"][1] for r in runs["no_motion"]]
-        m["probe_r2_no_motion"] = m["probe_r2_no_motion"]
-    artefacts = {"runs": {tag: [{k_: r[k_] for k_ in ("history", "sv", "sv_all_cells", "cmf_errors", "cmf_primaries_nm", "probe_r2", "eye_sv")}
-                                for r in rs]
-                          for tag, rs in runs.items()},
-                 "boost_step": {tag: [r["boost_step"] for r in runs[tag]] for tag in ("boost", "boost_generic") if tag in runs}}
-    return make_result(PAPER, CLAIMS, scale, seed, p, m, artefacts, timer.timings)
-
-# %% ../../nbs/papers/color_vision.ipynb #9bbbc673
-TYPE_COLOURS = ["#d62728", "#2ca02c", "#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+        eye = make_retina(peaks_for(3), p, seed, p["eye_motion"]).add_cone_type(BOOST_Q_PEAK, 0, 0.5, seed)
+        jobs["boost_control"] = (new_simulation(eye, p, seed), p["steps"] + p["boost_steps"], None)
+    order = sorted(jobs, key=lambda t: -(jobs[t][1] + (jobs[t][2] or 0)))          # the longest jobs first
+    with ctx.time("train"):
+        trained = dict(zip(order, ctx.map(train_job, [jobs[t] for t in order], workers=2)))
+    runs, sims = {}, {}
+    with ctx.time("read-outs"):
+        for tag, _, _ in eyes:
+            sims[tag] = trained[tag][0]
+            runs[tag] = summarise(sims[tag], seed)
+        for tag in BOOSTED_TAG:
+            if tag in trained and trained[tag][1] is not None:
+                b, before, at = trained[tag][1]
+                sims[BOOSTED_TAG[tag]] = b
+                runs[BOOSTED_TAG[tag]] = dict(summarise(b, seed), dims_before=before, dims_at_switch=at, boost_step=b.boost_step)
+        if "boost_control" in trained:
+            sims["boost_control"] = trained["boost_control"][0]
+            runs["boost_control"] = summarise(sims["boost_control"], seed)
+    if seed == ctx.seed: ctx.objects["simulations"] = sims          # the first seed's trained cortices, for the explorer
+    row: dict[str, Any] = {}
+    for tag, r in runs.items():
+        ctx.artefacts["runs"].setdefault(tag, []).append({k: r[k] for k in _ARTEFACTS})
+        if tag in BOOSTED_TAG.values():
+            ctx.artefacts["boost_step"].setdefault(tag, []).append(r["boost_step"])
+            row.update({f"{tag}_dims_before": r["dims_before"], f"{tag}_dims_at_switch": r["dims_at_switch"],
+                        f"{tag}_dims_after": r["dims"], f"{tag}_sv_after": r["sv"], f"{tag}_dims_all_cells_after": r["dims_all_cells"],
+                        f"{tag}_cmf_dims_after": r["cmf_dims"], f"{tag}_eye_sv": r["eye_sv"]})
+        else:
+            row.update({f"{k}_{tag}": r[k] for k in _READ_OUTS})
+    if "N3" in runs: row.update(sv2_motion=runs["N3"]["sv"][1], probe_r2_motion=runs["N3"]["probe_r2"])
+    if "no_motion" in runs: row["sv2_no_motion"] = runs["no_motion"]["sv"][1]
+    return row
 
 
-def _go():
-    import plotly.graph_objects as go
-    return go
-
-
-@functools.lru_cache(maxsize=None)
-def _light_template():
-    "A small white template: plotly's default templates cost ~0.1-0.2 s of validation per figure, too slow for the explorer."
-    go = _go()
-    ax = dict(gridcolor="#ebebeb", zerolinecolor="#d0d0d0", linecolor="#444")
-    return go.layout.Template(layout=dict(paper_bgcolor="white", plot_bgcolor="white", font=dict(size=12), xaxis=ax, yaxis=ax,
-                                          colorway=TYPE_COLOURS))
-
-
-def _fig(traces, title: str, height: int = 320, panels: Sequence[str] | None = None, images: bool = False, x: str = "",
-         y: str = "", gap: float = 0.06, **extra) -> "go.Figure":
-    """Build a figure in one go (the workbench's style, as `iclrbench.views.explorer.style`, with a light template): one layout dict
-    validated once is several times faster than successive `update_layout` calls, which keeps explorer redraws fast.
-    `panels`: titles of side-by-side panels (axes x, x2, ...; traces name their axes), cheaper than make_subplots."""
-    go = _go()
-    lay = dict(template=_light_template(), title=dict(text=title, x=0.01, xanchor="left"), height=height,
-               margin=dict(l=55, r=20, t=55, b=45), legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
-    n = len(panels) if panels else 1
-    w = (1 - gap * (n - 1)) / n
-    ann = []
-    for i in range(n):
-        sx = "" if i == 0 else str(i + 1)
-        xa, ya = dict(anchor=f"y{sx}"), dict(anchor=f"x{sx}")
-        if panels:
-            xa["domain"] = [i * (w + gap), i * (w + gap) + w]
-            ann.append(dict(text=panels[i], x=i * (w + gap) + w / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
-                            yanchor="bottom", showarrow=False, font=dict(size=12)))
-        if images:
-            xa.update(showticklabels=False, showgrid=False, zeroline=False)
-            ya.update(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed", scaleanchor=f"x{sx}")
-        if x and not panels: xa["title"] = x
-        if y and not panels: ya["title"] = y
-        lay[f"xaxis{sx}"], lay[f"yaxis{sx}"] = xa, ya
-    if ann: lay["annotations"] = ann
-    for k_, v in extra.items():
-        if isinstance(v, dict) and isinstance(lay.get(k_), dict): lay[k_] = {**lay[k_], **v}
-        else: lay[k_] = v
-    return go.Figure(data=list(traces), layout=lay)
-
-
-def _type_names(peaks) -> list[str]:
-    return [f"{int(round(p))} nm" for p in peaks]
-
-
-def fig_cone_fundamentals(peaks, title: str = "") -> "go.Figure":
-    "Figure 1: the cone fundamentals (Govardovskii A1 nomograms) of the chosen peaks."
-    go = _go()
-    wl = np.arange(380.0, 721.0, 4.0)
-    S = cone_fundamentals(peaks, wl)
-    return _fig([go.Scatter(x=wl, y=S[i], name=f"cone {i + 1}: λmax {p:.0f} nm", line=dict(color=TYPE_COLOURS[i % 8], width=2))
-                 for i, p in enumerate(peaks)],
-                title or f"Cone fundamentals ({len(peaks)} types)", 300, x="wavelength (nm)", y="sensitivity (peak = 1)")
-
-
-def _png(img: np.ndarray) -> str:
-    "An (H, W, 3) uint8 image as a PNG data URI: one short string for plotly's Image trace instead of H*W*3 numbers."
-    import base64, io
-    from PIL import Image
-    buf = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(img, dtype=np.uint8)).save(buf, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
-
-
-def _mosaic_rgb(mosaic: np.ndarray) -> np.ndarray:
-    cols = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in TYPE_COLOURS], dtype=np.uint8)
-    return cols[np.asarray(mosaic) % 8]
-
-
-def fig_scene_mosaic(retina: Retina, scene: int = 0, title: str = "") -> "go.Figure":
-    "Figure 2: a scene as sRGB (the retina's central window outlined) and the cone mosaic, cells coloured by cone type."
-    go = _go()
-    img = (linear_to_srgb(retina.rgb[scene].permute(1, 2, 0).numpy()) * 255).astype(np.uint8)
-    S, H = img.shape[0], retina.size
-    props = ", ".join(f"{n} {np.mean(retina.mosaic == i):.0%}" for i, n in enumerate(_type_names(retina.peaks)))
-    o = (S - H) // 2
-    return _fig([go.Image(source=_png(img), xaxis="x", yaxis="y"), go.Image(source=_png(_mosaic_rgb(retina.mosaic)), xaxis="x2", yaxis="y2")],
-                title or "What the eye looks at, and the cones it looks with", 330,
-                panels=(f"scene '{retina.images[scene]}' ({retina.spectra} spectra)", "mosaic: " + props), images=True,
-                shapes=[dict(type="rect", x0=o - .5, y0=o - .5, x1=o + H - .5, y1=o + H - .5, line=dict(color="white", width=2),
-                             xref="x", yref="y")])
-
-
-def fig_optic_nerve(sample: dict, index: int = 0, title: str = "") -> "go.Figure":
-    "Figure 3: the optic-nerve signals at t1 and t2 and their difference: all the cortex ever sees."
-    go = _go()
-    o1, o2 = sample["ons1"][index, 0].numpy(), sample["ons2"][index, 0].numpy()
-    dy, dx = sample["shifts"][index].tolist()
-    lim = float(np.abs(np.r_[o1.ravel(), o2.ravel()]).max()) or 1.0
-    ax = ["", "2", "3"]
-    return _fig([go.Heatmap(z=z, colorscale="RdBu", zmid=0, zmin=-lim, zmax=lim, showscale=j == 2, xaxis=f"x{ax[j]}", yaxis=f"y{ax[j]}")
-                 for j, z in enumerate((o1, o2, o2 - o1))],
-                title or "Optic-nerve signals after lateral inhibition — what the cortex sees", 300,
-                panels=("ons at t1", f"ons at t2 (eye shift {dy:+d}, {dx:+d})", "t2 − t1"), images=True)
-
-
-def fig_training(history: dict, boost_step: int | None = None, title: str = "") -> "go.Figure":
-    "Figure 4: prediction loss and the normalised singular values of the per-type mean C over training (dimensions peel off)."
-    go = _go()
-    steps = np.asarray(history["step"], dtype=float)
-    traces = []
-    loss = [(a, b) for a, b in zip(steps, history["loss"]) if b is not None]
-    if loss:
-        traces.append(go.Scatter(x=[a for a, _ in loss], y=[b for _, b in loss], name="loss", line=dict(color="#444"), xaxis="x", yaxis="y"))
-    sv = history["sv"]
-    width = max(len(v) for v in sv) if sv else 0
-    for i in range(width):
-        ys = [max(v[i], 1e-6) if i < len(v) else None for v in sv]
-        traces.append(go.Scatter(x=steps + 1, y=ys, name=f"σ{i + 1}/σ1", line=dict(color=TYPE_COLOURS[i % 8], width=2), xaxis="x2", yaxis="y2"))
-    xmax = float(steps.max() + 1) if len(steps) else 2.0
-    traces.append(go.Scatter(x=[1, max(xmax, 2.0)], y=[DIM_THRESHOLD] * 2, mode="lines", name=f"threshold {DIM_THRESHOLD}",
-                             line=dict(color="#888", dash="dot"), xaxis="x2", yaxis="y2"))
-    if boost_step is not None:
-        traces.append(go.Scatter(x=[boost_step + 1] * 2, y=[1e-3, 1], mode="lines", name="boost (new cone type)",
-                                 line=dict(color="#9467bd", dash="dash"), xaxis="x2", yaxis="y2"))
-    return _fig(traces, title or f"Training: {int(steps[-1]) if len(steps) else 0} steps", 330,
-                panels=("prediction loss", "σ_i/σ_1 of the per-type mean C (dims = count above the dotted line)"), gap=0.1,
-                xaxis=dict(title="step"), yaxis=dict(type="log"), xaxis2=dict(type="log", title="step + 1"),
-                yaxis2=dict(type="log", range=[-3.2, 0.1]))
-
-
-def fig_percept(sim: Simulation, scene: int = 0, title: str = "") -> "go.Figure":
-    "Figure 5: the cortex's percept through the linear Neural Scope (sRGB), beside the true scene window."
-    go = _go()
-    pc = sim.percept(scene)
-    return _fig([go.Image(source=_png((pc["percept"] * 255).astype(np.uint8)), xaxis="x", yaxis="y"),
-                 go.Image(source=_png((pc["truth"] * 255).astype(np.uint8)), xaxis="x2", yaxis="y2")],
-                title or f"What the cortex sees after {sim.step} steps", 300,
-                panels=("percept (Neural Scope: linear K → sRGB)", "truth"), images=True)
-
-
-def fig_identities(sim: Simulation, max_points: int = 400, title: str = "") -> "go.Figure":
-    "Figure 6: the learned cone identities C(x) of the interior cells, first 3 principal components, coloured by the true cone type."
-    go = _go()
-    C = interior(sim.identities(), LOSS_BORDER).reshape(sim.K, -1).T       # the cells the read-outs use
-    mos = interior(sim.retina.mosaic, LOSS_BORDER).ravel()
-    idx = np.random.default_rng(0).permutation(len(C))[:max_points]
-    Cc = C - C.mean(0)
-    _, _, vt = np.linalg.svd(Cc, full_matrices=False)
-    Z = Cc @ vt[:3].T
-    if Z.shape[1] < 3: Z = np.c_[Z, np.zeros((len(Z), 3 - Z.shape[1]))]
-    Z, m = Z[idx], mos[idx]
-    names = _type_names(sim.retina.peaks)
-    return _fig([go.Scatter3d(x=Z[m == t, 0], y=Z[m == t, 1], z=Z[m == t, 2], mode="markers",
-                              name=f"cone {names[t]}", marker=dict(size=2.5, color=TYPE_COLOURS[t % 8]))
-                 for t in range(sim.retina.n_types)],
-                title or f"Cone identities C(x), PCA, coloured by true type; dims = {sim.dims()}", 360,
-                scene=dict(xaxis_title="PC1", yaxis_title="PC2", zaxis_title="PC3"), margin=dict(l=0, r=0, t=40, b=0))
-
-
-def fig_edge_profile(sim: Simulation, width: int = 2, title: str = "") -> "go.Figure":
-    "The normalised singular values σ_i/σ_1 (i ≥ 2) of the cells in each ring, by distance to the edge, with the loss border."
-    go = _go()
-    starts, spectra = ring_spectra(sim.identities(), sim.retina.mosaic, sim.retina.n_types, width)
-    n = max(len(v) for v in spectra)
-    traces = [go.Scatter(x=starts, y=[max(v[i], 1e-5) if i < len(v) else None for v in spectra], mode="lines+markers",
-                         name=f"σ{i + 1}/σ1", line=dict(color=TYPE_COLOURS[i % 8])) for i in range(1, n)]
-    traces.append(go.Scatter(x=[LOSS_BORDER, LOSS_BORDER], y=[1e-4, 1], mode="lines", name=f"loss border ({LOSS_BORDER})",
-                             line=dict(color="#444", dash="dot")))
-    traces.append(go.Scatter(x=[starts[0], starts[-1]], y=[DIM_THRESHOLD] * 2, mode="lines", name=f"threshold {DIM_THRESHOLD}",
-                             line=dict(color="#888", dash="dash")))
-    return _fig(traces, title or f"Cone identities by distance to the retina's edge (rings {width} cells wide)", 300,
-                x="distance to the edge (cells)", y="σ_i / σ_1 within the ring", yaxis=dict(type="log", range=[-4, 0.1]))
-
-
-def fig_cmf(errors: Sequence[float], tol: float = 0.05, primaries_nm: Sequence[float] | None = None, title: str = "") -> "go.Figure":
-    "Figure 7: CMF-SIM-mini — worst relative matching error vs the number of primaries."
-    go = _go()
-    ks = np.arange(1, len(errors) + 1)
-    k = next((int(j) for j, e in zip(ks, errors) if e < tol), None)
-    text = [f"+{p:.0f} nm" for p in primaries_nm] if primaries_nm else None
-    return _fig([go.Bar(x=ks, y=np.maximum(np.asarray(errors, dtype=float), 1e-6), text=text, textposition="outside",
-                        marker_color=["#2ca02c" if e < tol else "#888" for e in errors], name="worst error"),
-                 go.Scatter(x=[0.5, len(errors) + 0.5], y=[tol, tol], mode="lines", name=f"match threshold {tol:.0%}",
-                            line=dict(color="#444", dash="dot"))],
-                title or f"CMF-SIM: colour dimensionality = {k if k is not None else f'> {len(errors)}'}", 300,
-                x="number of primaries", y="worst relative matching error", yaxis=dict(type="log", range=[-4, 0.5]))
-
-
-def fig_dimensionality_summary(result) -> "go.Figure":
-    """Normalised singular values per condition (one marker per seed): dims track N, not K. Grey dashes: the eye's own
-    cone signals (`excitation_spectrum`), the strength of each dimension the cortex could find."""
-    go = _go()
-    traces = []
-    for tag, rs in result.artefacts["runs"].items():
-        for j, r in enumerate(rs):
-            sv = r["sv"]
-            traces.append(go.Scatter(x=[f"{tag}"] * len(sv), y=np.maximum(sv, 1e-5), mode="markers+text", showlegend=False,
-                                     text=[f"σ{i + 1}" for i in range(len(sv))], textposition="middle right",
-                                     marker=dict(size=9, color=[TYPE_COLOURS[i % 8] for i in range(len(sv))], symbol=j)))
-            if r.get("eye_sv") and j == 0:
-                traces.append(go.Scatter(x=[f"{tag}"] * len(r["eye_sv"]), y=np.maximum(r["eye_sv"], 1e-5), mode="markers",
-                                         name="the eye's cone signals", legendgroup="eye", showlegend=tag == next(iter(result.artefacts["runs"])),
-                                         marker=dict(size=14, color="#999", symbol="line-ew-open", line=dict(width=2))))
-    tags = list(result.artefacts["runs"])
-    traces.append(go.Scatter(x=tags, y=[DIM_THRESHOLD] * len(tags), mode="lines", name=f"threshold {DIM_THRESHOLD}",
-                             line=dict(color="#888", dash="dot")))
-    return _fig(traces, f"Normalised singular values of the per-type mean C per condition ({len(result.metrics['seeds'])} seed(s))",
-                340, x="condition", y="σ_i / σ_1", yaxis=dict(type="log"))
+run = experiment(PAPER, PARAMS, SCALES, CLAIMS, setup=start, per_seed=one_seed)
 
 # %% ../../nbs/papers/color_vision.ipynb #75f13d6b
-def _in_kernel() -> bool:
-    "True inside a Jupyter kernel (where a background training thread can update the figures)."
-    try:
-        from IPython import get_ipython
-        ip = get_ipython()
-        return ip is not None and getattr(ip, "kernel", None) is not None
-    except Exception:
-        return False
-
-
 def explore(result=None, background: bool | None = None):
-    """The colour-vision simulator: build an eye, watch its optic-nerve signals, train a cortex and see colour emerge.
-
-    `background`: train in a background thread (the figures update as it goes, Stop works); default: only inside a
-    Jupyter kernel. Otherwise every 'Train cortex' click trains a chunk of at most ~3 s."""
-    if result is None: result = run("smoke", progress=False)
-    return _explorer_class()(result, _in_kernel() if background is None else background)
-
-
-def _boost_peak(peaks: Sequence[float]) -> float:
-    "500 nm (the card's Q cone) unless a cone already sits within 10 nm; then the middle of the widest gap between peaks."
-    if all(abs(p - BOOST_Q_PEAK) > 10 for p in peaks): return BOOST_Q_PEAK
-    s = sorted(list(peaks) + [400.0, 650.0])
-    gaps = [(b - a, (a + b) / 2) for a, b in zip(s[:-1], s[1:])]
-    return float(max(gaps)[1])
-
-
-@functools.lru_cache(maxsize=None)
-def _explorer_class():
-    "The explorer class, built on first use so that importing this module does not import ipywidgets or plotly."
-    import ipywidgets as widgets
-    from iclrbench.views.explorer import Explorer
-
-    class _ColourVisionExplorer(Explorer):
-        "Controls: cones and peaks, mosaic, image, spectra, eye motion, lateral inhibition, noise, K, steps; buttons."
-
-        def __init__(self, result, background: bool = False):
-            p = result.params
-            self.result, self.seed, self.background = result, result.seed, background
-            self.base = dict(p)
-            self._retinas: dict = {}
-            self._sims: dict = {}            # trained cortices by configuration (and boosted ones)
-            self._boosted: dict = {}
-            self._sample = None
-            self._thread = None
-            self._stop = threading.Event()
-            fs = dict(continuous_update=False, style={"description_width": "120px"})
-            n0 = 3
-            peaks0 = list(PEAK_SETS[4])
-            for i, v in enumerate(PEAK_SETS[n0]): peaks0[i] = v
-            controls = {
-                "n_cones": widgets.IntSlider(value=n0, min=1, max=4, description="cone types", **fs),
-                **{f"peak_{i + 1}": widgets.IntSlider(value=int(peaks0[i]), min=380, max=650, description=f"peak {i + 1} (nm)", **fs)
-                   for i in range(4)},
-                "mosaic": widgets.Dropdown(options=list(MOSAICS), value=p["mosaic"], description="mosaic", style=fs["style"]),
-                "image": widgets.Dropdown(options=["all six"] + list(IMAGES), value="all six", description="image(s)", style=fs["style"]),
-                "spectra": widgets.Dropdown(options=[("rich (random smooth)", "rich"), ("RGB-derived (rank 3)", "rgb")],
-                                            value=p["spectra"], description="spectra", style=fs["style"]),
-                "eye_motion": widgets.IntSlider(value=p["eye_motion"], min=0, max=6, description="eye motion (cells)", **fs),
-                "lateral_inhibition": widgets.Checkbox(value=p["lateral_inhibition"], description="lateral inhibition"),
-                "noise": widgets.FloatSlider(value=p["noise"], min=0.0, max=0.05, step=0.005, readout_format=".3f", description="noise", **fs),
-                "latent_k": widgets.IntSlider(value=p["latent_k"], min=2, max=8, description="latent K", **fs),
-                "steps": widgets.IntSlider(value=300, min=50, max=3000, step=50, description="steps per Train", **fs),
-                "simulate": widgets.Button(description="Simulate eye", button_style="info"),
-                "train": widgets.Button(description="Train cortex", button_style="success"),
-                "boost": widgets.Button(description="Add a cone type (boost)", button_style="warning"),
-                "stop": widgets.Button(description="Stop", button_style="danger"),
-            }
-            super().__init__(controls, ["fundamentals", "scene", "ons", "training", "percept", "identities", "cmf"],
-                             title="Colour-vision simulator", columns=4,
-                             figure_rows=[["fundamentals", "scene"], ["ons", "cmf"], ["training"], ["percept", "identities"]])
-            self.on_button("simulate", self._simulate)
-            self.on_button("train", self._train)
-            self.on_button("boost", self._boost)
-            self.on_button("stop", self._stop_training)
-            self._seed_from_run()
-            self.safely("init", self.refresh)
-
-        # --- configuration -------------------------------------------------------------------------
-        def _peaks(self, s=None):
-            s = s or self.state
-            return tuple(float(s[f"peak_{i + 1}"]) for i in range(s["n_cones"]))
-
-        def _config(self, s=None):
-            s = s or self.state
-            images = IMAGES if s["image"] == "all six" else (s["image"],)
-            return (self._peaks(s), s["mosaic"], images, s["spectra"], s["eye_motion"], s["lateral_inhibition"],
-                    round(s["noise"], 4), s["latent_k"])
-
-        def _seed_from_run(self):
-            "Reuse the cortices run() trained in this process (same configuration, same seed)."
-            p = self.base
-            for n in (1, 2, 3, 4):
-                for motion in (p["eye_motion"], 0):
-                    key = _sim_key(peaks_for(n, p["peak_set"]), p, self.seed, motion, p["steps"])
-                    if key in _TRAINED:
-                        sim = _TRAINED[key]
-                        cfg = (sim.retina.peaks, p["mosaic"], IMAGES, p["spectra"], motion, p["lateral_inhibition"],
-                               round(p["noise"], 4), p["latent_k"])
-                        self._sims[cfg] = sim.clone()      # training here never changes run()'s cached cortices
-
-        def _retina(self, cfg):
-            if cfg not in self._retinas:
-                peaks, mosaic, images, spectra, motion, li, noise, _ = cfg
-                if len(self._retinas) > 32: self._retinas.pop(next(iter(self._retinas)))
-                self._retinas[cfg] = Retina(peaks, self.base["grid"], mosaic, spectra, images, motion, li, noise, self.seed)
-            return self._retinas[cfg]
-
-        def _sim(self, cfg, create: bool = True):
-            if cfg in self._boosted: return self._boosted[cfg]
-            if cfg not in self._sims:
-                if not create: return None
-                self._sims[cfg] = Simulation(self._retina(cfg), cfg[-1], self.base["lr"], self.base["batch"], self.seed)
-            return self._sims[cfg]
-
-        # --- actions -------------------------------------------------------------------------------
-        def _halt(self):
-            if self._thread is not None and self._thread.is_alive():
-                self._stop.set(); self._thread.join(timeout=30)
-            self._thread = None
-
-        def _simulate(self):
-            "A new pair of glimpses (new scene window and eye shift)."
-            self._sample = None
-            with torch_threads(1):
-                self._draw_eye(self._config(), new_sample=True)
-
-        def _train(self):
-            self._halt()
-            cfg = self._config()
-            sim = self._sim(cfg)
-            target = sim.step + self.state["steps"]
-            self._stop.clear()
-            t0 = time.perf_counter()
-            budget = 2.5
-            def chunk_stop():
-                return self._stop.is_set() or sim.step >= target or (not self.background and time.perf_counter() - t0 > budget)
-            if not self.background:
-                with torch_threads(1): sim.train(target - sim.step, stop=chunk_stop)
-                left = target - sim.step
-                self.set_status(f"trained to step {sim.step}" + (f" ({left} left: click 'Train cortex' again)" if left > 0 else ""))
-                with torch_threads(1): self._draw_cortex(cfg)
-                return
-            def work():
-                try:
-                    with torch_threads(1):
-                        while not self._stop.is_set() and sim.step < target:
-                            t1 = time.perf_counter()
-                            sim.train(target - sim.step, stop=lambda: self._stop.is_set() or sim.step >= target or time.perf_counter() - t1 > 2.0)
-                            self._draw_cortex(cfg)
-                            self.set_status(f"training… step {sim.step} / {target}  (Stop to pause)")
-                    self.set_status(f"trained to step {sim.step}")
-                except Exception as e:  # shown, never swallowed
-                    self.errors.append(f"train: {type(e).__name__}: {e}")
-                    self.set_status(f"training failed: {e}")
-            self._draw_cortex(cfg)
-            self._thread = threading.Thread(target=work, daemon=True)
-            self._thread.start()
-
-        def _stop_training(self):
-            self._stop.set()
-            cfg = self._config()
-            self.set_status("stopped")
-            with torch_threads(1):
-                self._draw_cortex(cfg, title_note=" (stopped)")
-
-        def _boost(self):
-            "Dimensionality boosting: a new cone type replaces half of the longest-peak cells; the cortex is kept."
-            self._halt()
-            cfg = self._config()
-            sim = self._sim(cfg)
-            if sim.retina.n_types >= 8: raise ValueError("at most 8 cone types")
-            peak = _boost_peak(sim.retina.peaks)
-            from_type = int(np.argmax(sim.retina.peaks))
-            self._boosted[cfg] = sim.boost(peak, from_type=from_type)
-            self.set_status(f"boosted: a {peak:.0f} nm cone replaces half of the {sim.retina.peaks[from_type]:.0f} nm cells; "
-                            f"press 'Train cortex' to keep training")
-            self._sample = None
-            with torch_threads(1):
-                self._draw_eye(cfg, new_sample=True)
-                self._draw_cortex(cfg)
-
-        # --- drawing -------------------------------------------------------------------------------
-        def _draw_eye(self, cfg, new_sample=False):
-            sim = self._sim(cfg, create=False)
-            retina = sim.retina if sim is not None else self._retina(cfg)
-            if getattr(self, "_drawn_peaks", None) != retina.peaks:       # redraw only what changed (keeps moves fast)
-                self.draw("fundamentals", fig_cone_fundamentals(retina.peaks))
-                self._drawn_peaks = retina.peaks
-            scene = 0
-            if self._sample is None or new_sample:
-                rng = np.random.default_rng() if new_sample else np.random.default_rng([self.seed, 5])
-                self._sample = retina.sample(1, rng)
-                scene = 0
-            self.draw("scene", fig_scene_mosaic(retina, scene))
-            self.draw("ons", fig_optic_nerve(self._sample))
-
-        def _draw_cortex(self, cfg, title_note=""):
-            sim = self._sim(cfg)
-            boost_step = getattr(sim, "boost_step", None)
-            state = "colour-blind (untrained)" if sim.step == 0 else f"dims = {sim.dims()}"
-            self.draw("training", fig_training(sim.history, boost_step,
-                                               f"Training: step {sim.step}, {sim.retina.n_types} cone types, {state}{title_note}"))
-            self.draw("percept", fig_percept(sim))
-            self.draw("identities", fig_identities(sim))
-            with torch_threads(1):
-                cm = cmf_sim(sim)
-            self.draw("cmf", fig_cmf(cm["errors"], primaries_nm=cm["primaries_nm"]))
-
-        def refresh(self, changed=None):
-            with torch_threads(1):
-                self._refresh(changed)
-
-        def _refresh(self, changed=None):
-            if changed is not None and changed not in ("steps",): self._halt()
-            s = self.state
-            for i in range(4):
-                self.controls[f"peak_{i + 1}"].disabled = i >= s["n_cones"]
-            cfg = self._config(s)
-            if changed == "steps":
-                sim = self._sim(cfg)
-                self.draw("training", fig_training(sim.history, getattr(sim, "boost_step", None),
-                                                   f"Training: step {sim.step}; next 'Train cortex' adds {s['steps']} steps"))
-                return
-            self._sample = None
-            self._draw_eye(cfg)
-            self._draw_cortex(cfg)
-
-    return _ColourVisionExplorer
-
-# %% ../../nbs/papers/color_vision.ipynb #4d08d21f
-STATIC_CHECKPOINTS = 12
-_TAG_LABELS = {"N1": "N = 1", "N2": "N = 2", "N3": "N = 3", "N4": "N = 4", "no_motion": "N = 3, no eye motion",
-               "boost": "N = 3 → 4 (boost)", "boost_control": "boosted eye, trained from scratch",
-               "N3_generic": "N = 3, 610/560/440", "boost_generic": "610/560/440 + 500 nm (boost)"}
-
-
-def _static_checkpoints(steps: Sequence[float], k: int = STATIC_CHECKPOINTS) -> list[int]:
-    """k distinct history indices (k ≤ len(steps)), geometrically spaced in step + 1 (the dimensions peel off early),
-    first and last included; evenly spaced indices where the history is too short for k distinct geometric ones."""
-    st = np.asarray(steps, dtype=float)
-    if not 1 <= k <= len(st): raise ValueError(f"parameter 'k' must be an int in [1, {len(st)}]; got {k!r}")
-    idx = [int(np.argmin(np.abs(st - t))) for t in np.geomspace(1.0, st[-1] + 1.0, k) - 1.0]
-    if len(set(idx)) < k: idx = np.round(np.linspace(0, len(st) - 1, k)).astype(int).tolist()
-    return idx
-
-
-def static_view(result):
-    """The explorer's static view (client-side): per-type colour dimensionality σ_i/σ_1 of the learned cone identities.
-    Buttons choose the trained retina (cone count N, the no-motion control, dimensionality boosting: whatever the run
-    trained); the slider steps through training (up to 12 checkpoints per run, geometrically spaced). Left: σ_i/σ_1 at the
-    checkpoint (dims = bars above the dotted threshold), one bar group per seed; right: the whole trajectory with the
-    checkpoint marked."""
-    import plotly.graph_objects as go
-    from iclrbench.views.explorer import style
-    runs = result.artefacts["runs"]
-    tags = [t for t in _TAG_LABELS if t in runs] + [t for t in runs if t not in _TAG_LABELS]
-    seeds = list(result.metrics.get("seeds", [])) or [result.seed]
-    boost_steps = result.artefacts.get("boost_step", {})          # boosted run's tag -> step of the switch, per seed
-    K = min(STATIC_CHECKPOINTS, *(len(r["history"]["step"]) for rs in runs.values() for r in rs))
-    fig = go.Figure()
-    groups, dyn = {}, []          # tag -> trace indices; (trace index, tag, seed index, kind) of the traces the slider moves
-    for tag in tags:
-        idx = []
-        for j, r in enumerate(runs[tag]):
-            h = r["history"]
-            st = np.asarray(h["step"], dtype=float)
-            ck = _static_checkpoints(st, K)
-            sv = h["sv"][ck[-1]]
-            width = max(len(v) for v in h["sv"])
-            seed = seeds[j] if j < len(seeds) else j
-            op = 1.0 - 0.25 * j
-            fig.add_trace(go.Bar(x=[f"σ{i + 1}" for i in range(len(sv))], y=[max(v, 1e-5) for v in sv], marker_color=TYPE_COLOURS[:len(sv)],
-                                 marker_opacity=op, name=f"seed {seed}", showlegend=True, visible=tag == tags[0],
-                                 hovertemplate="%{x}/σ1 = %{y:.4f}<extra>%{fullData.name}</extra>", xaxis="x", yaxis="y"))
-            dyn.append((len(fig.data) - 1, tag, j, "bar")); idx.append(len(fig.data) - 1)
-            for i in range(width):
-                ys = [max(v[i], 1e-6) if i < len(v) else None for v in h["sv"]]
-                fig.add_trace(go.Scatter(x=(st + 1).tolist(), y=ys, mode="lines", name=f"σ{i + 1}/σ1", legendgroup=f"s{i}",
-                                         showlegend=j == 0, visible=tag == tags[0], opacity=op,
-                                         line=dict(color=TYPE_COLOURS[i % 8], width=2, dash=["solid", "dash", "dot"][j % 3]),
-                                         xaxis="x2", yaxis="y2"))
-                idx.append(len(fig.data) - 1)
-            fig.add_trace(go.Scatter(x=[st[ck[-1]] + 1] * len(sv), y=[max(v, 1e-6) for v in sv], mode="markers", showlegend=False,
-                                     marker=dict(color=TYPE_COLOURS[:len(sv)], size=10, line=dict(color="#222", width=1)),
-                                     name=f"seed {seed}", visible=tag == tags[0], xaxis="x2", yaxis="y2"))
-            dyn.append((len(fig.data) - 1, tag, j, "marker")); idx.append(len(fig.data) - 1)
-            if j < len(boost_steps.get(tag, [])):
-                fig.add_trace(go.Scatter(x=[boost_steps[tag][j] + 1] * 2, y=[1e-3, 1], mode="lines", name="boost (new cone type)",
-                                         line=dict(color="#9467bd", dash="dash"), showlegend=j == 0, visible=tag == tags[0],
-                                         xaxis="x2", yaxis="y2"))
-                idx.append(len(fig.data) - 1)
-        groups[tag] = idx
-    n_sv = max(len(v) for rs in runs.values() for r in rs for v in r["history"]["sv"])
-    last = max(float(np.max(r["history"]["step"])) + 1 for rs in runs.values() for r in rs)
-    for ax, xs in (("", ["σ1", f"σ{n_sv}"]), ("2", [1, last])):
-        fig.add_trace(go.Scatter(x=xs, y=[DIM_THRESHOLD] * 2, mode="lines", name=f"threshold {DIM_THRESHOLD}",
-                                 line=dict(color="#888", dash="dot"), showlegend=ax == "", xaxis=f"x{ax}", yaxis=f"y{ax}",
-                                 hoverinfo="skip"))
-
-    def state(tag, j, k):
-        h = runs[tag][j]["history"]
-        st = h["step"]
-        i = _static_checkpoints(st, K)[k]
-        sv = h["sv"][i]
-        dims = colour_dims(np.asarray(sv))
-        return st[i], sv, dims
-
-    steps = []
-    for k in range(K):
-        xs, ys, names = [], [], []
-        for ti, tag, j, kind in dyn:
-            step, sv, dims = state(tag, j, k)
-            seed = seeds[j] if j < len(seeds) else j
-            if kind == "bar":
-                xs.append([f"σ{i + 1}" for i in range(len(sv))]); ys.append([max(v, 1e-5) for v in sv])
-                names.append(f"seed {seed}, step {step}: dims {dims}")
-            else:
-                xs.append([step + 1] * len(sv)); ys.append([max(v, 1e-6) for v in sv]); names.append(f"seed {seed}, step {step}")
-        main = tags[0]
-        lab_step = state(main, 0, k)[0]
-        same = all(runs[t][j]["history"]["step"] == runs[main][0]["history"]["step"] for t in tags for j in range(len(runs[t])))
-        steps.append(dict(label=str(lab_step) if same else f"{k + 1}/{K}", method="restyle",
-                          args=[{"x": xs, "y": ys, "name": names}, [d[0] for d in dyn]]))
-    all_idx = [i for t in tags for i in groups[t]]
-    buttons = []
-    for tag in tags:
-        dims = [colour_dims(np.asarray(r["sv"])) for r in runs[tag]]
-        buttons.append(dict(label=_TAG_LABELS.get(tag, tag), method="update",
-                            args=[{"visible": [i in groups[tag] for i in all_idx]},
-                                  {"title.text": f"Colour dimensionality over training, {_TAG_LABELS.get(tag, tag)}: final dims "
-                                                 f"{dims} (static view: stored read-outs)"}, all_idx]))
-    d0 = [colour_dims(np.asarray(r["sv"])) for r in runs[tags[0]]]
-    style(fig, f"Colour dimensionality over training, {_TAG_LABELS.get(tags[0], tags[0])}: final dims {d0} "
-               f"(static view: stored read-outs)", height=500)
-    fig.update_layout(
-        barmode="group", margin=dict(l=60, r=200, t=95, b=130),
-        xaxis=dict(domain=[0, 0.4], anchor="y", title="normalised singular value"),
-        yaxis=dict(type="log", range=[-3.2, 0.1], anchor="x", title="σ_i / σ_1 of the per-type mean C"),
-        xaxis2=dict(domain=[0.5, 1], anchor="y2", type="log", title="training step + 1"),
-        yaxis2=dict(type="log", range=[-3.2, 0.1], anchor="x2"),
-        sliders=[dict(active=K - 1, currentvalue=dict(prefix="training step: " if steps[0]["label"].isdigit() else "checkpoint: "),
-                      steps=steps, y=-0.2, yanchor="top", len=0.9, x=0.05, pad=dict(t=10))],
-        updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, xanchor="left", y=1.03, yanchor="bottom",
-                          showactive=True)] if len(tags) > 1 else [],
-        legend=dict(orientation="v", y=1, x=1.02, yanchor="top", xanchor="left", font=dict(size=11)))
-    return fig
+    """The colour-vision simulator (`iclrbench.explorers.color_vision`, imported on first use): build an eye, watch its
+    optic-nerve signals, train a cortex and see colour emerge; step through the result's stored cortices."""
+    from iclrbench.explorers.color_vision import explore as color_vision_explorer
+    return color_vision_explorer(result, background)

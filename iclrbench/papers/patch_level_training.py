@@ -9,19 +9,20 @@ Docs: https://iclrbench.github.io/iclrbench/papers/patch_level_training.html.md"
 # %% ../../nbs/papers/patch_level_training.ipynb #5b7eb50c
 from __future__ import annotations
 
-import functools, math, time
+import time
 from typing import Any, Sequence
 
 import numpy as np
+import torch
 
-from ..core import Claim, Paper, Param, Timer, make_result, resolve_params, torch_threads, validate_seed
-from ..core import progress as progress_bar
+from ..blocks.lm import LMConfig, TinyLM, WordTokenizer, flops_per_token, pydoc_documents, token_losses, train_lm
+from ..core import Claim, Paper, Param
+from ..core.experiment import every_seed, experiment, per_seed
 
 # %% auto #0
-__all__ = ['PAPER', 'RUN_NAMES', 'PARAMS', 'SCALES', 'CLAIMS', 'COLORS', 'patch_embeddings', 'bag_of_next_patch_nll',
-           'patch_loss', 'relative_cost', 'patch_causal_lm_loss', 'BigramSource', 'bigram_source', 'make_data',
-           'train_run', 'plan_steps', 'run', 'loss_flops_figure', 'cost_figure', 'worked_example_figure', 'explore',
-           'static_view']
+__all__ = ['PAPER', 'RUN_NAMES', 'PARAMS', 'SCALES', 'CLAIMS', 'run', 'patch_embeddings', 'bag_of_next_patch_nll', 'patch_loss',
+           'relative_cost', 'patch_causal_lm_loss', 'BigramSource', 'make_data', 'train_run', 'plan_steps', 'setup',
+           'train_regime', 'one_seed', 'repeated_contrast', 'explore']
 
 # %% ../../nbs/papers/patch_level_training.ipynb #8fc3883a
 def _check_K(K: int) -> int:
@@ -43,7 +44,6 @@ def patch_embeddings(embedding, ids, K: int):
 
 def bag_of_next_patch_nll(logits, ids, K: int):
     """Per-sample patch loss: −(1/K) Σ_k mean_p log q_p(x_{(p+1)K+k}) over p = 0..T−2. logits (B, T, V), ids (B, K·T)."""
-    import torch
     _check_K(K)
     B, T, V = logits.shape
     if ids.shape[1] != K * T: raise ValueError(f"ids have {ids.shape[1]} tokens; expected K·T = {K * T}")
@@ -66,7 +66,6 @@ def relative_cost(K: int, lam: float) -> float:
 # %% ../../nbs/papers/patch_level_training.ipynb #5611745c
 def patch_causal_lm_loss(model, input_ids, K: int):
     "Mean patch-level loss of a Hugging Face causal LM on `input_ids` (B, K·T); K = 1 is the usual causal-LM loss."
-    import torch
     e = patch_embeddings(model.get_input_embeddings(), input_ids, K)
     pos = torch.arange(e.shape[1], device=e.device)[None].expand(e.shape[0], -1)
     logits = model(inputs_embeds=e, position_ids=pos).logits
@@ -77,7 +76,6 @@ class BigramSource:
     "A word-level bigram language model estimated on `pydoc_data.topics`; `sample(B, L, rng)` draws fresh text."
 
     def __init__(self, max_vocab: int = 512, smoothing: float = 0.01):
-        from iclrbench.blocks.lm import WordTokenizer, pydoc_documents
         docs = pydoc_documents()
         self.tok = WordTokenizer(docs, max_vocab=max_vocab)
         ids = np.concatenate([self.tok.encode(d) for d in docs])
@@ -99,16 +97,10 @@ class BigramSource:
             cur = np.minimum((self.cdf[cur] < rng.random(B)[:, None]).sum(1), self.V - 1)
         return out
 
-
-@functools.lru_cache(maxsize=2)
-def bigram_source(max_vocab: int = 512) -> BigramSource:
-    return BigramSource(max_vocab)
-
 # %% ../../nbs/papers/patch_level_training.ipynb #7da5aa0e
 def make_data(regime: str, source: BigramSource, seed: int, corpus_tokens: int = 0):
     """Batch factory `data(B, L) -> LongTensor (B, L)`. 'fresh': new samples every call (never repeats);
     'repeated': random windows of one fixed sample of `corpus_tokens` tokens."""
-    import torch
     rng = np.random.default_rng([seed, 7])
     if regime == "fresh":
         return lambda B, L: torch.from_numpy(source.sample(B, L, rng))
@@ -120,13 +112,11 @@ def make_data(regime: str, source: BigramSource, seed: int, corpus_tokens: int =
         return torch.from_numpy(np.stack([corpus[s:s + L] for s in st]))
     return windows
 
-
+# %% ../../nbs/papers/patch_level_training.ipynb #792b281d
 def train_run(cfg, data, token_steps: int, patch_steps: int = 0, K: int = 4, batch: int = 16, lr: float = 3e-3,
               seed: int = 0, eval_x=None, eval_every: int = 25) -> dict:
     """Train a fresh TinyLM: `patch_steps` patch-level steps (K·T tokens per sequence), then `token_steps`
     token-level steps (fresh AdamW + warm-up/cosine per stage). Returns held-out token loss curve vs FLOPs."""
-    import torch
-    from iclrbench.blocks.lm import TinyLM, flops_per_token, token_losses, train_lm
     torch.manual_seed(seed)
     model = TinyLM(cfg)
     T = cfg.max_len
@@ -191,28 +181,24 @@ SCALES = {
     "full": dict(_BASE, n_seeds=3, token_steps=1200, d_model=64, contrast_seeds=3, transfer_control=True),
 }
 
-
-def _fmt(xs, f="{:.3f}") -> str:
-    return "[" + ", ".join(f.format(v) for v in xs) + "]"
-
-
+# %% ../../nbs/papers/patch_level_training.ipynb #aca9bc7f
 def _check_flops(m) -> tuple[bool, str]:
     r = [c / a for a, c in zip(m["fresh_flops_a"], m["fresh_flops_c"])]
     target = m["relative_cost"]
-    return all(abs(v - target) <= 0.01 * target for v in r), f"FLOPs(c)/FLOPs(a) per seed {_fmt(r, '{:.4f}')} vs λ/K + 1 − λ = {target:.4f} (± 1 %)"
+    return every_seed(r, lambda v: abs(v - target) <= 0.01 * target), f"FLOPs(c)/FLOPs(a) per seed {per_seed(r, '{:.4f}')} vs λ/K + 1 − λ = {target:.4f} (± 1 %)"
 
 
 def _check_equal_compute(m) -> tuple[bool, str]:
     b, c, a = m["fresh_loss_b"], m["fresh_loss_c"], m["fresh_loss_a"]
-    ok = all(y < x for x, y in zip(b, c))
-    return ok, (f"single-epoch held-out loss (nats/token) per seed: patch→token {_fmt(c)} vs token at equal compute {_fmt(b)} "
-                f"(gap {_fmt([y - x for x, y in zip(b, c)], '{:+.3f}')}); token at 2× compute {_fmt(a)} "
-                f"(gap of patch→token to it {_fmt([y - x for x, y in zip(a, c)], '{:+.3f}')}); source entropy {m['source_entropy']:.3f}")
+    ok = every_seed(zip(b, c), lambda bc: bc[1] < bc[0])
+    return ok, (f"single-epoch held-out loss (nats/token) per seed: patch→token {per_seed(c)} vs token at equal compute {per_seed(b)} "
+                f"(gap {per_seed([y - x for x, y in zip(b, c)], '{:+.3f}')}); token at 2× compute {per_seed(a)} "
+                f"(gap of patch→token to it {per_seed([y - x for x, y in zip(a, c)], '{:+.3f}')}); source entropy {m['source_entropy']:.3f}")
 
 
 def _check_parity(m) -> tuple[bool, str]:
     a, c = m["fresh_loss_a"], m["fresh_loss_c"]
-    return all(y <= x + 0.01 for x, y in zip(a, c)), f"patch→token {_fmt(c)} vs token at 2× compute {_fmt(a)} (parity: ≤ +0.01 nats)"
+    return every_seed(zip(a, c), lambda ac: ac[1] <= ac[0] + 0.01), f"patch→token {per_seed(c)} vs token at 2× compute {per_seed(a)} (parity: ≤ +0.01 nats)"
 
 
 CLAIMS = [
@@ -229,234 +215,60 @@ CLAIMS = [
           note="The card's pilot did not reproduce parity at this size; checked at full scale and reported."),
 ]
 
-
-def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides):
-    "Gated single-epoch comparison over seeds, plus the repeated-data contrast; returns a `Result`."
-    import torch
-    from iclrbench.blocks.lm import LMConfig
-    p = resolve_params(PARAMS, SCALES, scale, overrides)
-    validate_seed(seed)
-    timer = Timer()
-    K, lam, N = p["K"], p["lam"], p["token_steps"]
-    src = bigram_source()
+# %% ../../nbs/papers/patch_level_training.ipynb #91704aaa
+def setup(p: dict, ctx) -> dict[str, Any]:
+    "Once per run: the bigram source, the model config and each run's steps; the artefact tables the seeds fill."
+    src = BigramSource()
     cfg = LMConfig(vocab_size=src.V, arch="gpt", n_layer=2, n_head=4, d_model=p["d_model"], max_len=32)
-    plan = plan_steps(N, K, lam)
-    runs = ["a", "b", "c"] + (["d"] if p["transfer_control"] else [])
-    m: dict[str, Any] = {"relative_cost": relative_cost(K, lam), "plan": plan, "source_entropy": src.entropy,
-                         "seeds": list(range(seed, seed + p["n_seeds"]))}
-    curves: dict = {"fresh": {}, "repeated": {}}
-    seconds: dict = {}   # wall time per run (artefact: timings are not reproducible numbers)
-    jobs = [("fresh", s) for s in range(seed, seed + p["n_seeds"])] + [("repeated", s) for s in range(seed, seed + p["contrast_seeds"])]
-    with torch_threads(1):
-        for regime, s in progress_bar(jobs, enabled=progress, desc="patch-level runs"):
-            eval_x = torch.from_numpy(src.sample(64, cfg.max_len + 1, np.random.default_rng([s, 99])))
-            for r in (runs if regime == "fresh" else ["a", "b", "c"]):
-                data = make_data(regime, src, s, corpus_tokens=N * 16 * 32 // 4)
-                with timer(f"{regime} {r}"):
-                    out = train_run(cfg, data, plan[r][1], plan[r][0], K=K, lr=p["lr"], seed=s, eval_x=eval_x,
-                                    eval_every=max(5, N // 12))
-                for k_ in ("loss", "flops", "tokens"):
-                    m.setdefault(f"{regime}_{k_}_{r}", []).append(out["final" if k_ == "loss" else k_])
-                seconds.setdefault(f"{regime}_{r}", []).append(out["seconds"])
-                curves[regime].setdefault(r, []).append(dict(curve=out["curve"], switch=out["switch_flops"]))
-    m["fresh_gap_c_minus_b"] = [c - b for b, c in zip(m["fresh_loss_b"], m["fresh_loss_c"])]
-    m["fresh_gap_c_minus_a"] = [c - a for a, c in zip(m["fresh_loss_a"], m["fresh_loss_c"])]
+    plan = plan_steps(p["token_steps"], p["K"], p["lam"])
+    ctx.metrics.update(relative_cost=relative_cost(p["K"], p["lam"]), plan=plan, source_entropy=src.entropy)
+    ctx.artefacts.update(curves={"fresh": {}, "repeated": {}}, seconds={})   # seconds: wall time per run (not reproducible)
+    ctx.objects["source"] = src
+    return dict(src=src, cfg=cfg, plan=plan)
+
+
+def train_regime(regime: str, runs: Sequence[str], p: dict, seed: int, ctx) -> dict[str, dict]:
+    "Runs `runs` (a, b, c, d) of one seed on `regime` data ('fresh' or 'repeated'), each from a fresh model; keeps their curves."
+    src, cfg, plan, N = ctx.shared["src"], ctx.shared["cfg"], ctx.shared["plan"], p["token_steps"]
+    eval_x = torch.from_numpy(src.sample(64, cfg.max_len + 1, np.random.default_rng([seed, 99])))
+    outs = {}
+    for r in runs:
+        data = make_data(regime, src, seed, corpus_tokens=N * 16 * 32 // 4)
+        with ctx.time(f"{regime} {r}"):
+            outs[r] = out = train_run(cfg, data, plan[r][1], plan[r][0], K=p["K"], lr=p["lr"], seed=seed, eval_x=eval_x,
+                                      eval_every=max(5, N // 12))
+        ctx.artefacts["seconds"].setdefault(f"{regime}_{r}", []).append(out["seconds"])
+        ctx.artefacts["curves"][regime].setdefault(r, []).append(dict(curve=out["curve"], switch=out["switch_flops"]))
+    return outs
+
+
+def _finals(regime: str, outs: dict[str, dict]) -> dict[str, float]:
+    return {f"{regime}_{k}_{r}": out["final" if k == "loss" else k] for r, out in outs.items() for k in ("loss", "flops", "tokens")}
+
+
+def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
+    """Single-epoch (fresh) data: (a) token-level on N tokens, (b) token-level at the patch run's compute, (c) patch →
+    token, and (d) token-level on stage 2's data only (`transfer_control`); final held-out loss, FLOPs and tokens of each."""
+    outs = train_regime("fresh", ["a", "b", "c"] + (["d"] if p["transfer_control"] else []), p, seed, ctx)
+    return dict(_finals("fresh", outs), fresh_gap_c_minus_b=outs["c"]["final"] - outs["b"]["final"],
+                fresh_gap_c_minus_a=outs["c"]["final"] - outs["a"]["final"])
+
+
+def repeated_contrast(p: dict, table, ctx) -> None:
+    "After the seeds: runs a, b, c on repeated data (one corpus of N/4 tokens) for `contrast_seeds` seeds."
+    for s in range(ctx.seed, ctx.seed + p["contrast_seeds"]):
+        for k, v in _finals("repeated", train_regime("repeated", ["a", "b", "c"], p, s, ctx)).items():
+            ctx.metrics.setdefault(k, []).append(v)
     if p["contrast_seeds"]:
+        m = ctx.metrics
         m["repeated_gap_c_minus_b"] = [c - b for b, c in zip(m["repeated_loss_b"], m["repeated_loss_c"])]
-    return make_result(PAPER, CLAIMS, scale, seed, p, m, {"curves": curves, "seconds": seconds}, timer.timings)
-
-# %% ../../nbs/papers/patch_level_training.ipynb #efeccf0c
-COLORS = {"a": "#7f7f7f", "b": "#d62728", "c": "#1f77b4", "d": "#ff7f0e"}
 
 
-def loss_flops_figure(curves: dict, seed_index: int = 0, extra: dict | None = None, title: str = ""):
-    "Held-out token loss vs cumulative training FLOPs for each run of one seed; the patch→token switch is marked."
-    import plotly.graph_objects as go
-    from iclrbench.views.explorer import style
-    fig = go.Figure()
-    for r, runs in curves.items():
-        if seed_index >= len(runs): continue
-        cv = np.asarray(runs[seed_index]["curve"], dtype=float)
-        fig.add_trace(go.Scatter(x=cv[:, 0], y=cv[:, 1], name=RUN_NAMES[r], mode="lines+markers", line=dict(color=COLORS[r])))
-        if runs[seed_index]["switch"] > 0:
-            fig.add_vline(x=runs[seed_index]["switch"], line_dash="dot", line_color=COLORS[r], annotation_text="switch to tokens")
-    for name, run in (extra or {}).items():
-        cv = np.asarray(run["curve"], dtype=float)
-        fig.add_trace(go.Scatter(x=cv[:, 0], y=cv[:, 1], name=name, mode="lines+markers", line=dict(color="#2ca02c", dash="dash")))
-    style(fig, title or "Held-out token loss vs training FLOPs (during the patch stage: the token loss of the patch model)",
-          "training FLOPs", "held-out loss (nats/token)")
-    return fig
-
-
-def cost_figure(m: dict, K: int, lam: float, extra: dict | None = None, regime: str = "fresh"):
-    "Final held-out loss vs relative cost (token runs a, b; patch run c; explorer runs), marker at λ/K + 1 − λ."
-    import plotly.graph_objects as go
-    from iclrbench.views.explorer import style
-    fig = go.Figure()
-    rc = m["relative_cost"]
-    for r, cost in (("a", 1.0), ("b", rc), ("c", rc)):
-        ys = m.get(f"{regime}_loss_{r}", [])
-        if ys:
-            fig.add_trace(go.Scatter(x=[cost] * len(ys), y=ys, mode="markers", name=RUN_NAMES[r], marker=dict(color=COLORS[r], size=10)))
-    for name, (cost, loss) in (extra or {}).items():
-        fig.add_trace(go.Scatter(x=[cost], y=[loss], mode="markers", name=name, marker=dict(symbol="star", size=14, color="#2ca02c")))
-    fig.add_vline(x=relative_cost(K, lam), line_dash="dash", line_color="#2ca02c", annotation_text=f"K={K}, λ={lam:.2f}")
-    return style(fig, f"Final held-out loss vs relative cost λ/K + (1 − λ) ({regime} data)", "relative cost", "held-out loss")
-
-
-def worked_example_figure(tok, ids, K: int, n_patches: int = 4):
-    "A text chunk cut into patches of K tokens and the bag of targets each patch position predicts."
-    import plotly.graph_objects as go
-    from iclrbench.views.explorer import style
-    words = [tok.itos[int(i)] for i in ids[:K * (n_patches + 1)]]
-    rows = [(f"patch {p}", " ".join(words[p * K:(p + 1) * K]), "{" + ", ".join(words[(p + 1) * K:(p + 2) * K]) + "}") for p in range(n_patches)]
-    fig = go.Figure(go.Table(header=dict(values=["position", f"input: mean embedding of {K} tokens", "predicts the bag"]),
-                             cells=dict(values=[list(c) for c in zip(*rows)], align="left")))
-    return style(fig, f"Worked example, K = {K}", height=260)
+run = experiment(PAPER, PARAMS, SCALES, CLAIMS, setup=setup, per_seed=one_seed, finish=repeated_contrast)
 
 # %% ../../nbs/papers/patch_level_training.ipynb #025fe8a7
 def explore(result=None):
-    "K and λ sliders (cost and worked example), regime and seed, and a 'train' button for a small patch→token run."
-    if result is None: result = run("smoke", n_seeds=1, contrast_seeds=1, token_steps=60, progress=False)
-    return _explorer_class()(result)
-
-
-@functools.lru_cache(maxsize=None)
-def _explorer_class():
-    import ipywidgets as widgets
-    from iclrbench.views.explorer import Explorer
-
-    class _PatchExplorer(Explorer):
-        def __init__(self, result):
-            self.result = result
-            m = result.metrics
-            fs = dict(continuous_update=False, style={"description_width": "90px"})
-            regimes = [r for r in ("fresh", "repeated") if result.artefacts["curves"].get(r)]
-            controls = {
-                "K": widgets.IntSlider(value=result.params["K"], min=1, max=8, description="patch size K", **fs),
-                "lam": widgets.FloatSlider(value=round(result.params["lam"], 2), min=0.0, max=0.9, step=0.05, description="λ", **fs),
-                "regime": widgets.Dropdown(options=regimes, value=regimes[0], description="data", style=fs["style"]),
-                "seed_index": widgets.Dropdown(options=list(range(len(m["seeds"]))), value=0, description="seed #", style=fs["style"]),
-                "train": widgets.Button(description="train (K, λ)", button_style="info"),
-            }
-            self._trained: dict = {}
-            self._example = bigram_source().sample(1, 64, np.random.default_rng(result.seed))[0]
-            super().__init__(controls, ["curves", "cost", "example"], title="Patch-level training explorer", columns=5,
-                             figure_rows=[["curves", "cost"], ["example"]])
-            self.on_button("train", self._train)
-            self.safely("init", self.refresh)
-
-        def _train(self):
-            import torch
-            from iclrbench.blocks.lm import LMConfig
-            s = self.state
-            key = (s["K"], round(s["lam"], 2), s["regime"])
-            if key not in self._trained:
-                src = bigram_source()
-                N = 60
-                cfg = LMConfig(vocab_size=src.V, arch="gpt", n_layer=2, n_head=4, d_model=32, max_len=32)
-                patch_steps, token_steps = int(round(s["lam"] * N / s["K"])), int(round((1 - s["lam"]) * N))
-                eval_x = torch.from_numpy(src.sample(32, 33, np.random.default_rng([self.result.seed, 99])))
-                with torch_threads(1):
-                    out = train_run(cfg, make_data(s["regime"], src, self.result.seed, corpus_tokens=N * 16 * 32 // 4), token_steps,
-                                    patch_steps, K=s["K"], seed=self.result.seed, eval_x=eval_x, eval_every=10)
-                self._trained[key] = out
-            self.refresh("train")
-
-        def refresh(self, changed=None):
-            s, m = self.state, self.result.metrics
-            extra = {f"K={k}, λ={l} (60-step budget, d=32)": (relative_cost(k, l), o["final"]) for (k, l, rg), o in self._trained.items()
-                     if rg == s["regime"]}
-            curves_extra = {f"K={k}, λ={l} (explorer run)": o for (k, l, rg), o in self._trained.items() if rg == s["regime"]}
-            self.draw("curves", loss_flops_figure(self.result.artefacts["curves"][s["regime"]], s["seed_index"], curves_extra,
-                                                  f"Held-out loss vs FLOPs, {s['regime']} data, seed #{s['seed_index']}"))
-            self.draw("cost", cost_figure(m, s["K"], s["lam"], extra, s["regime"]))
-            self.draw("example", worked_example_figure(bigram_source().tok, self._example, s["K"]))
-
-    return _PatchExplorer
-
-# %% ../../nbs/papers/patch_level_training.ipynb #98c0fb00
-def static_view(result):
-    """The explorer's static view (client-side controls, no Python): a slider over (data regime, seed) redraws the held-out
-    loss vs training FLOPs of every run of that seed (left; dotted: the patch→token switch) and highlights that seed's final
-    losses against relative cost among all seeds of the regime (right); buttons over the patch size K move the cost
-    λ/K + (1 − λ) of a patch → token run at the run's λ (dashed line, right), as the explorer's K slider does."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-    from iclrbench.views.explorer import style
-    m, cv = result.metrics, result.artefacts["curves"]
-    combos = [(rg, i) for rg in ("fresh", "repeated") for i in range(len(next(iter(cv.get(rg, {}).values()), [])))]
-    runs = [r for r in ("a", "b", "c", "d") if r in cv["fresh"]]
-    seeds = m["seeds"]
-    fig = make_subplots(1, 2, column_widths=[0.6, 0.4], horizontal_spacing=0.09,
-                        subplot_titles=("held-out loss vs training FLOPs (one seed)", "final loss vs relative cost (● this seed)"))
-
-    def curve(rg, i, r):
-        if r not in cv[rg] or i >= len(cv[rg][r]): return [], []
-        c = np.asarray(cv[rg][r][i]["curve"], float)
-        return c[:, 0].tolist(), c[:, 1].round(5).tolist()
-
-    def switch(rg, i):
-        lo = min(min(curve(rg, i, r)[1] or [np.inf]) for r in runs)
-        hi = max(max(curve(rg, i, r)[1] or [-np.inf]) for r in runs)
-        sw = cv[rg]["c"][i]["switch"] if "c" in cv[rg] and i < len(cv[rg]["c"]) else None
-        return ([sw, sw], [lo, hi]) if sw else ([], [])
-
-    def finals(rg, r, i=None):
-        ls, fl, fa = m.get(f"{rg}_loss_{r}", []), m.get(f"{rg}_flops_{r}", []), m.get(f"{rg}_flops_a", [])
-        js = range(len(ls)) if i is None else [i] if i < len(ls) else []
-        return [fl[j] / fa[j] for j in js], [ls[j] for j in js]
-
-    rg0, i0 = combos[0]
-    for r in runs:
-        x, y = curve(rg0, i0, r)
-        fig.add_trace(go.Scatter(x=x, y=y, name=RUN_NAMES[r], mode="lines+markers", line=dict(color=COLORS[r]), legendgroup=r), 1, 1)
-    x, y = switch(rg0, i0)
-    fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name="switch to tokens (run c)", line=dict(color=COLORS["c"], dash="dot")), 1, 1)
-    for r in runs:
-        x, y = finals(rg0, r)
-        fig.add_trace(go.Scatter(x=x, y=y, mode="markers", showlegend=False, legendgroup=r, opacity=0.35,
-                                 marker=dict(color=COLORS[r], size=8, symbol="circle-open")), 1, 2)
-    for r in runs:
-        x, y = finals(rg0, r, i0)
-        fig.add_trace(go.Scatter(x=x, y=y, mode="markers", showlegend=False, legendgroup=r, marker=dict(color=COLORS[r], size=13)), 1, 2)
-    idx = list(range(len(fig.data)))
-
-    def title(rg, i):
-        parts = [f"{r} {m[f'{rg}_loss_{r}'][i]:.3f}" for r in runs if i < len(m.get(f"{rg}_loss_{r}", []))]
-        return (f"Patch-level training (static view), {rg} data, seed {seeds[0] + i}: final held-out loss " + ", ".join(parts)
-                + f" (nats/token; K={result.params['K']}, λ={result.params['lam']:.2f}, cost of c = {m['relative_cost']:.2f})")
-
-    steps = []
-    for rg, i in combos:
-        xs, ys = [], []
-        for r in runs:
-            x, y = curve(rg, i, r); xs.append(x); ys.append(y)
-        x, y = switch(rg, i); xs.append(x); ys.append(y)
-        for r in runs:
-            x, y = finals(rg, r); xs.append(x); ys.append(y)
-        for r in runs:
-            x, y = finals(rg, r, i); xs.append(x); ys.append(y)
-        steps.append(dict(label=f"{rg}, seed {seeds[0] + i}", method="update", args=[{"x": xs, "y": ys}, {"title.text": title(rg, i)}, idx]))
-    lam, K0 = float(result.params["lam"]), int(result.params["K"])
-    fig.add_shape(type="line", x0=relative_cost(K0, lam), x1=relative_cost(K0, lam), y0=0, y1=1, xref="x2", yref="y2 domain",
-                  line=dict(color=COLORS["c"], dash="dash"))
-    fig.add_annotation(text=f"K={K0}: cost {relative_cost(K0, lam):.2f}", x=relative_cost(K0, lam), xref="x2", y=0.98, yref="y2 domain",
-                       yanchor="top", xanchor="right", showarrow=False, font=dict(size=11, color=COLORS["c"]))
-    ann = len(fig.layout.annotations) - 1
-    ks = sorted({1, 2, 4, 8, K0})
-    buttons = [dict(label=f"K={k}", method="relayout", args=[{"shapes[0].x0": relative_cost(k, lam), "shapes[0].x1": relative_cost(k, lam),
-                                                              f"annotations[{ann}].x": relative_cost(k, lam),
-                                                              f"annotations[{ann}].text": f"K={k}: cost {relative_cost(k, lam):.2f}"}])
-               for k in ks]
-    style(fig, title(rg0, i0), height=540)
-    fig.update_xaxes(title="training FLOPs", row=1, col=1); fig.update_yaxes(title="held-out loss (nats/token)", row=1, col=1)
-    fig.update_xaxes(title="relative cost (FLOPs / run a)", row=1, col=2)
-    fig.update_xaxes(range=[0, 1.08], row=1, col=2)
-    fig.update_layout(margin=dict(t=120, b=170), title=dict(font=dict(size=13), y=0.98, yref="container"),
-                      sliders=[dict(active=0, currentvalue=dict(prefix="data, seed: "), steps=steps, y=-0.16, yanchor="top", len=0.9,
-                                    x=0.05, pad=dict(t=10))] if len(steps) > 1 else [],
-                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons, active=ks.index(K0), x=1, xanchor="right",
-                                        y=1.12, yanchor="bottom", showactive=True)],
-                      legend=dict(orientation="h", y=-0.5, yanchor="top", x=0))
-    return fig
+    """The explorer (`iclrbench.explorers.patch_level_training`, imported on first use): K and λ sliders (cost and
+    worked example), data regime and seed, and a 'train' button for a small patch→token run."""
+    from iclrbench.explorers.patch_level_training import explore as patch_level_training_explorer
+    return patch_level_training_explorer(result)
