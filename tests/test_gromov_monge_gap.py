@@ -5,7 +5,10 @@ import numpy as np
 import pytest
 import torch
 
+from iclrbench.explorers import gromov_monge_gap as gmg_explorer
 from iclrbench.papers import gromov_monge_gap as gmg
+from iclrbench.views.static import static_view
+from static_view_checks import assert_static_view
 
 
 def _x(n=48, seed=0):
@@ -96,18 +99,22 @@ def test_static_view_steps_through_regularisers_and_checkpoints_after_a_json_rou
     import json
     from iclrbench.core import Result
     r = Result.from_dict(json.loads(json.dumps(short_result.to_dict())))
-    fig = gmg.static_view(r)
-    (slider,), (menu,) = fig.layout.sliders, fig.layout.updatemenus
-    assert [b.label for b in menu.buttons] == ["no regulariser", "DST", "GMG"]
-    assert [s.label for s in slider.steps] == [str(v) for v in r.artefacts["snapshot_steps"]] and len(slider.steps) >= 2
-    args = [json.dumps(c.args) for c in list(slider.steps) + list(menu.buttons)]
-    assert len(set(args)) == len(args)
-    # step 0 is the (near-identity) initial map, the last step the trained one: the mapped points differ
-    assert slider.steps[0].args[0]["x"][0] != slider.steps[-1].args[0]["x"][0]
-    # one regulariser's traces visible at a time, the target and the source always
-    vis = [b.args[0]["visible"] for b in menu.buttons]
-    assert all(v[0] and sum(v) == sum(vis[0]) for v in vis) and len({tuple(v) for v in vis}) == 3
-    assert "static view" in fig.layout.title.text and len(fig.to_json()) < 2_000_000
+    ex = gmg_explorer.explore(r)
+    n_ckpt = len(r.artefacts["snapshot_steps"])
+    assert ex.STATIC_GRID == {"regulariser": ["none", "DST", "GMG"], "checkpoint": list(range(n_ckpt))} and n_ckpt >= 2
+    fig = static_view(ex)
+    (slider,) = assert_static_view(fig)
+    assert len(slider.steps) == 3 * n_ckpt and not ex.errors
+    titles = [s.args[1]["title.text"] for s in slider.steps]
+    # each frame's title names its regulariser and its training step: step 0 is the (near-identity) initial map
+    for (reg, k), title in zip([(g, k) for g in ("none", "DST", "GMG") for k in range(n_ckpt)], titles):
+        assert f", {reg} (" in title and f"step {r.artefacts['snapshot_steps'][k]}," in title, (reg, k, title)
+    # the mapped points differ between the first and the last checkpoint, and between regularisers
+    per = len(fig.data) // len(slider.steps)
+    def mapped(i): return [list(t.x) for t in fig.data[i * per:(i + 1) * per] if (t.name or "").startswith("T(x)")]
+    assert mapped(0) != mapped(n_ckpt - 1) and mapped(n_ckpt - 1) != mapped(2 * n_ckpt - 1)
+    # the docs build it from stored runs: a JSON result, in a few seconds, and the controls are back where they were
+    assert ex.controls["regulariser"].value == "GMG" and ex.controls["checkpoint"].value == n_ckpt - 1
 
 
 # --- the β-VAE sprites DCI demo (§4b, full scale only) ---------------------------------------------------------------
@@ -162,7 +169,7 @@ TINY_DEMO = dict(steps=6, batch=16, n_dci_train=60, n_dci_test=30, n_estimators=
 
 @pytest.fixture(scope="module")
 def tiny_demo():
-    return gmg.dci_demo([0, 1], gmg.DCIDemoConfig(**TINY_DEMO), progress=False)
+    return gmg.sprite_dci_demo([0, 1], gmg.DCIDemoConfig(**TINY_DEMO), progress=False)
 
 
 def test_tiny_dci_demo_returns_finite_values_and_is_deterministic(tiny_demo):
@@ -174,7 +181,7 @@ def test_tiny_dci_demo_returns_finite_values_and_is_deterministic(tiny_demo):
             assert len(d[r][k]) == 2 and all(np.isfinite(v) for v in d[r][k]), (r, k)
         assert all(0 <= v <= 1 + 1e-9 for v in d[r]["D"] + d[r]["C"])
         assert np.array(d[r]["importance"]).shape == (2, 4, 3)
-    d2 = gmg.dci_demo([0, 1], cfg, progress=False)
+    d2 = gmg.sprite_dci_demo([0, 1], cfg, progress=False)
     for r in gmg.REGULARISERS:
         for k in ("D", "C", "I", "rec", "dst", "gmg"): assert d[r][k] == d2[r][k], (r, k)
     # the regulariser acts on the decoder: with the same seed and data, DST / GMG change the trained model
@@ -185,10 +192,10 @@ def test_dci_demo_bad_parameters_raise_naming_the_parameter():
     with pytest.raises(ValueError, match="'dci_steps'"): gmg.run("smoke", dci_steps=0)
     with pytest.raises(ValueError, match="'dci_lam'"): gmg.run("smoke", dci_lam=-1.0)
     with pytest.raises(ValueError, match="'dci_demo'"): gmg.run("smoke", dci_demo="maybe")
-    with pytest.raises(ValueError, match="'steps'"): gmg.dci_demo([0], gmg.DCIDemoConfig(steps=0))
-    with pytest.raises(ValueError, match="'lam'"): gmg.dci_demo([0], gmg.DCIDemoConfig(lam=-2.0))
-    with pytest.raises(ValueError, match="'cost'"): gmg.dci_demo([0], gmg.DCIDemoConfig(cost="l1"))
-    with pytest.raises(ValueError, match="'seeds'"): gmg.dci_demo([], gmg.DCIDemoConfig())
+    with pytest.raises(ValueError, match="'steps'"): gmg.sprite_dci_demo([0], gmg.DCIDemoConfig(steps=0))
+    with pytest.raises(ValueError, match="'lam'"): gmg.sprite_dci_demo([0], gmg.DCIDemoConfig(lam=-2.0))
+    with pytest.raises(ValueError, match="'cost'"): gmg.sprite_dci_demo([0], gmg.DCIDemoConfig(cost="l1"))
+    with pytest.raises(ValueError, match="'seeds'"): gmg.sprite_dci_demo([], gmg.DCIDemoConfig())
     with pytest.raises(ValueError, match="'regulariser'"): gmg.train_sprite_vae("HFS", 0, gmg.DCIDemoConfig(steps=1))
     with pytest.raises(ValueError, match="'factors'"): gmg.render_sprites(np.full((2, 3), 1.5))
     with pytest.raises(ValueError, match="'z_train'"): gmg.dci_scores(np.zeros(5), np.zeros((5, 3)), np.zeros((5, 1)), np.zeros((5, 3)))
@@ -205,9 +212,9 @@ def test_fig_dci_shows_bars_and_per_seed_points(tiny_demo):
     from iclrbench.core import Result
     r = Result(slug=gmg.PAPER.slug, scale="full", seed=0, params={}, metrics={"dci": tiny_demo})
     r = Result.from_dict(json.loads(json.dumps(r.to_dict())))       # also after a JSON round trip
-    fig = gmg.fig_dci(r)
+    fig = gmg_explorer.fig_dci(r)
     bars = [t for t in fig.data if t.type == "bar"]
     points = [t for t in fig.data if t.type == "scatter"]
     assert len(bars) == len(points) == 4 * len(gmg.REGULARISERS)
     assert bars[0].y[0] == pytest.approx(np.mean(tiny_demo["none"]["D"])) and list(points[0].y) == pytest.approx(tiny_demo["none"]["D"])
-    with pytest.raises(ValueError, match="'result'"): gmg.fig_dci(Result(slug=gmg.PAPER.slug, scale="smoke", seed=0, params={}, metrics={}))
+    with pytest.raises(ValueError, match="'result'"): gmg_explorer.fig_dci(Result(slug=gmg.PAPER.slug, scale="smoke", seed=0, params={}, metrics={}))

@@ -157,15 +157,24 @@ def test_hf_integrative_generate_end_to_end(hf):
 def test_static_view_has_client_side_controls_over_distinct_data():
     import json
     from iclrbench.core import Result
+    from iclrbench.explorers import integrative_decoding as idx
+    from iclrbench.views.static import static_view
+    from static_view_checks import assert_static_view
     r = idm.run("smoke", seed=0, progress=False, steps=10, n_docs=1000, n_per_group=5)   # a cheap (untrained) result
     r = Result.from_dict(json.loads(json.dumps(r.to_dict())))                              # what the site reads back
-    fig = idm.static_view(r)
-    (slider,), (menu,) = fig.layout.sliders, fig.layout.updatemenus
-    assert [s.label for s in slider.steps] == list(idm.STATIC_GROUPS) and len(menu.buttons) == 2
-    ys = [json.dumps(s.args[0]["y"]) for s in slider.steps]
-    assert len(set(ys)) == len(ys)                                                         # each group shows its own curves
-    vis = [b.args[0]["visible"] for b in menu.buttons]
-    assert vis[0] != vis[1] and sum(vis[0]) == sum(vis[1]) == len(fig.data) // 2
+    ex = idx.explore(r)                                                                    # no model: stored drafts only
+    assert not ex.errors and not ex.controls["train_model"].disabled
+    fig = static_view(ex)
+    (slider,) = assert_static_view(fig)
+    assert not ex.errors and len(slider.steps) == 2 * 4
+    combos = [(a, g) for a in ("logprob", "prob") for g in ("overall", "misconception", "clean", "control")]
+    for (agg, group), step in zip(combos, slider.steps):
+        assert f"{group} entities, {agg} aggregation" in step.args[1]["title.text"]
     acc = r.metrics["accuracy"]
     assert list(fig.data[0].y) == [acc[f"id{k}"]["overall"] for k in idm.K_VALUES]          # ID curve = the run's accuracies
-    assert "static view" in fig.layout.title.text and len(fig.to_json()) < 2_000_000
+    per = len(fig.data) // len(slider.steps)
+    names = [t.name for t in fig.data[:per]]
+    assert "ID, ideal model" in names and "oracle majority vote" in names
+    other = r.metrics["accuracy_other_aggregate"]["accuracy"]                                # the 'prob' frames: the other run
+    assert list(fig.data[4 * per].y) == [other[f"id{k}"]["overall"] for k in idm.K_VALUES]
+    assert len(fig.to_json()) < 2_000_000
