@@ -171,3 +171,15 @@ def test_same_seed_same_numbers_and_checks_can_fail():
     assert qp._check_plateau(dict(m, delta_ratio=flat))[0]
     assert not qp._check_plateau(dict(m, delta_ratio={"GCN": [[1, .9, .8, .7, .6, .5, .2, .1, 0]]}))[0]
 
+
+
+def test_checks_say_not_measured_when_the_quantity_was_not_run():
+    """brute_force_b=0 compares no MILP verdict with brute force; fewer than three architectures give no ranking:
+    both are 'not measured' (None), never 'not held'."""
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("cx_qpcert", Path(__file__).parent / "counterexamples" / "qpcert.py")
+    cx = importlib.util.module_from_spec(spec); spec.loader.exec_module(cx)
+    checks = {c.id: c.check for c in qp.CLAIMS if c.check}
+    assert checks["exact-certificate"](cx.NOT_MEASURED["exact-certificate"])[0] is None
+    assert checks["no-single-best"]({"auc": {"GCN": [1.0], "SGC": [2.0]}})[0] is None

@@ -745,14 +745,16 @@ def peaks_for(n: int, peak_set: str = "generic") -> tuple[float, ...]:
     return HUMAN_Q if (n == 4 and peak_set == "human_q") else PEAK_SETS[n]
 
 # %% ../../nbs/papers/color_vision.ipynb #dc429a16
-def _check_emergence(m) -> tuple[bool, str]:
+def _check_emergence(m) -> tuple[bool | None, str]:
+    if "sv2_motion" not in m or "sv2_no_motion" not in m: return None, "needs the N = 3 eye with and without eye motion (control=True and 3 in cone_counts)"
     a, b = m["sv2_motion"], m["sv2_no_motion"]
     ok = every_seed(zip(a, b), lambda ab: ab[0] >= 0.10 and ab[0] >= 5 * ab[1])
     return ok, (f"2nd normalised singular value of the per-type mean C, N = 3, per seed: with eye motion {per_seed(a)}, "
                 f"without {per_seed(b, '{:.4f}')} (need ≥ 0.10 and ≥ 5x the no-motion value)")
 
 
-def _check_no_motion(m) -> tuple[bool, str]:
+def _check_no_motion(m) -> tuple[bool | None, str]:
+    if "dims_no_motion" not in m: return None, "needs the no-motion control (control=True)"
     d = m["dims_no_motion"]
     return every_seed(d, lambda v: v == 1), (f"dims without eye motion per seed {d} (need 1); normalised singular values "
                                              f"{[per_seed(v, '{:.4f}') for v in m['sv_no_motion']]}")
@@ -794,7 +796,8 @@ def _check_boost(m) -> tuple[bool | None, str]:
     return hits >= math.ceil(2 * len(after) / 3), msg
 
 
-def _check_probe(m) -> tuple[bool, str]:
+def _check_probe(m) -> tuple[bool | None, str]:
+    if "probe_r2_motion" not in m or "probe_r2_no_motion" not in m: return None, "needs the N = 3 eye with and without eye motion (control=True and 3 in cone_counts)"
     a, b = np.asarray(m["probe_r2_motion"]), np.asarray(m["probe_r2_no_motion"])
     ok = every_seed(zip(a, b), lambda ab: bool(np.all(ab[0] > ab[1])))
     return ok, (f"linear-probe R² from the percept to the L, M, S excitations at every cell, per seed: with motion "

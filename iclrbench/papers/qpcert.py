@@ -503,8 +503,9 @@ DELTAS = (0.03, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.5, 1.0)
 KARATE_C = 0.01
 
 # %% ../../nbs/papers/qpcert.ipynb #f21da1ae
-def _check_exact(m) -> tuple[bool, str]:
+def _check_exact(m) -> tuple[bool | None, str]:
     mm, n, mf = m["exact_mismatches"], m["exact_comparisons"], m["exact_minflip_mismatches"]
+    if n == 0: return None, f"no MILP verdict was compared with brute force (brute_force_b={m['brute_force_b']})"
     held = n > 0 and mm == 0 and mf == 0
     return held, (f"per-budget MILP vs brute force: {mm} mismatches in {n} (node, b ≤ {m['brute_force_b']}, arch) verdicts; "
                   f"minimal-budget MILP vs brute force: {mf} mismatches; time-outs {m['exact_timeouts']}")
@@ -550,8 +551,8 @@ def _check_plateau(m) -> tuple[bool | None, str]:
                                         f"{list(DELTAS)}: {flat} (plateau = ≥ 3 grid points); {n_plateau}/{len(flat)} architectures")
 
 
-def _check_hierarchy(m) -> tuple[bool, str]:
-    if "karate_auc" not in m or len(m["auc"]) < 3: return False, "needs architectures='all'"
+def _check_hierarchy(m) -> tuple[bool | None, str]:
+    if "karate_auc" not in m or len(m["auc"]) < 3: return None, "needs architectures='all' (not measured in this run)"
     cs = {a: float(np.mean(v)) for a, v in m["auc"].items()}
     ka = m["karate_auc"]
     order_c = sorted(cs, key=lambda a: -cs[a]); order_k = sorted(ka, key=lambda a: -ka[a])
