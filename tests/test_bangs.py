@@ -168,6 +168,11 @@ def test_run_bad_parameters_same_seed_and_checks_can_fail():
     a, b = bg.run("smoke", seed=4, **kw), bg.run("smoke", seed=4, **kw)
     assert json.dumps(a.to_dict(False)["metrics"]) == json.dumps(b.to_dict(False)["metrics"])
     json.dumps(a.to_dict())
+    # issue 22: every run says how far BANGS' selection is from confidence's, and which round each selector reports
+    assert {"overlap_bangs", "overlap_rounds_bangs", "pool_over_K_bangs", "pool_easy_share_bangs", "utility_std_bangs",
+            "split_half_bangs", "best_round_bangs", "best_round_confidence"} <= set(a.metrics)
+    assert a.metrics["overlap_confidence"] == [1.0] and len(a.metrics["overlap_rounds_bangs"][0]) == kw["rounds"]
+    assert "picks also in the teacher's confidence top-K" in next(c.measured for c in a.claims if c.id == "beats-confidence")
     # the docs' static view, generated from the explorer built on the JSON round trip: the "show rounds 1.." slider
     # over the run's own rounds, BANGS' selections accumulating K nodes per round
     from iclrbench.core import Result
@@ -183,3 +188,57 @@ def test_run_bad_parameters_same_seed_and_checks_can_fail():
     assert not bg._check_mean(bad)[0] and not bg._check_balance(bad)[0]
     assert not bg._check_per_seed(dict(good, acc_bangs=[0.7, 0.9]))[0]
 
+
+
+def _skewed_pool():
+    g = csbm_multiclass(150, seed=3)
+    lab = split_per_class(g.y, 3, 0, seed=0)["train"].nonzero()[0]
+    rng = np.random.default_rng(0)
+    probs = np.full((g.n, 3), 0.2)
+    probs[np.arange(g.n), g.y] = 0.6
+    probs[g.y == 0] = [0.9, 0.05, 0.05]
+    probs += rng.uniform(0, 0.02, probs.shape); probs /= probs.sum(1, keepdims=True)   # break confidence ties
+    return g, lab, probs
+
+
+def test_selection_diagnostics_measure_how_far_bangs_is_from_confidence():
+    """Issue 22: each round records the overlap with the teacher's confidence top-K (1 for confidence itself), the pool
+    size over K, the pool's easy-class share, the utility's spread and φ's split-half reliability."""
+    g, masks, _ = bg.miniature_graph(0, 150)
+    cfg = bg.StudentConfig(epochs=20)
+    conf = bg.self_train(g, masks, "confidence", rounds=2, K=10, cfg=cfg, seed=0)
+    assert [d["overlap_conf"] for d in conf.diagnostics] == [1.0, 1.0]
+    r = bg.self_train(g, masks, "bangs", rounds=2, K=10, t=50, cfg=cfg, seed=0)
+    for d in r.diagnostics:
+        assert d["pool"] == 20 and d["pool_over_K"] == 2.0 and 0 <= d["pool_easy_share"] <= 1
+        assert 0 <= d["overlap_conf"] <= 1 and d["utility_std"] > 0 and d["phi_std"] > 0 and np.isfinite(d["split_half"])
+    # on a pool dominated by an over-confident class BANGS leaves part of confidence's top-K out
+    g, lab, probs = _skewed_pool()
+    s = bg.select_nodes("bangs", probs, g.adjacency, lab, g.y[lab], np.array([], int), 15, cand=60, t=200,
+                        rng=np.random.default_rng(0))
+    top = np.argsort(-probs.max(1) + np.isin(np.arange(g.n), lab) * 9)[:15]
+    assert len(set(s.selected) & set(top)) < 15 and s.utility_std > 0
+
+
+def test_more_banzhaf_samples_make_the_ranking_signal_not_noise():
+    """Issue 22: why t went from 20 to the official 500 — with N = cand·t/K subsets the MSR ranking agrees far better with
+    a 20 000-subset reference and between its own two halves."""
+    g, lab, probs = _skewed_pool()
+    P = probs.copy(); P[lab] = np.eye(3)[g.y[lab]]
+    M = bg.influence_matrix(g.adjacency, 0, 10)
+    conf = probs.max(1).copy(); conf[lab] = -1
+    cands = np.argsort(-conf, kind="stable")[:20]
+    U = lambda m: bg.bangs_utilities(m, M, P, lab, g.y[lab], np.array([], int), cands)
+    rng = np.random.default_rng(0)
+    ref_m = bg.sample_subsets(20, 20000, 10, rng); ref = bg.banzhaf_msr(ref_m, U(ref_m))
+    corr = {}
+    for t in (20, 500):
+        cs = []
+        for _ in range(5):
+            m = bg.sample_subsets(20, 20 * t // 10, 10, rng)
+            cs.append(bg._spearman(bg.banzhaf_msr(m, U(m)), ref))
+        corr[t] = float(np.mean(cs))
+    assert corr[500] > corr[20] + 0.1 and corr[500] > 0.8
+    s20, s500 = (bg.select_nodes("bangs", probs, g.adjacency, lab, g.y[lab], np.array([], int), 10, t=t,
+                                 rng=np.random.default_rng(1)).split_half for t in (20, 500))
+    assert s500 > s20

@@ -137,7 +137,7 @@ class BangsExplorer(Explorer):
         controls = {
             "K": widgets.IntSlider(value=min(K0, 40), min=5, max=40, step=5, description="K per round", **fs),
             "cand": widgets.IntSlider(value=min(cand0, 80), min=5, max=80, step=5, description="candidate pool", **fs),
-            "t": widgets.IntSlider(value=min(p["t"], 60), min=5, max=60, step=5, description="samples t", **fs),
+            "t": widgets.IntSlider(value=min(p["t"], 500), min=5, max=500, step=5, description="samples t", **fs),
             "influence": widgets.Dropdown(options=["2hop", "ppr"], value=p["influence"], description="influence", style=st),
             "scale": widgets.FloatSlider(value=p["confusable_scale"], min=0.2, max=1.0, step=0.05, description="confusable scale", **fs),
             "noise": widgets.FloatSlider(value=p["label_noise"], min=0.0, max=0.4, step=0.1, description="label noise", **fs),

@@ -7,9 +7,10 @@ _BASE = {
     "acc_bangs-independent": [0.756, 0.729, 0.781], "acc_bangs-shapley": [0.772, 0.738, 0.795],
     "entropy_bangs": [1.052, 1.021, 1.074], "entropy_confidence": [0.823, 0.884, 0.791],
     "easy_share_bangs": [0.41, 0.43, 0.39], "easy_share_confidence": [0.68, 0.62, 0.71],
+    "overlap_bangs": [0.55, 0.6, 0.5], "best_round_bangs": [3, 2, 4], "best_round_confidence": [2, 3, 1],
 }
 _KEYS = {
-    "beats-confidence": ["acc_bangs", "acc_confidence", "acc_none"],
+    "beats-confidence": ["acc_bangs", "acc_confidence", "acc_none", "overlap_bangs", "best_round_bangs", "best_round_confidence"],
     "no-seed-worse": ["acc_bangs", "acc_confidence"],
     "class-balance": ["entropy_bangs", "entropy_confidence", "easy_share_bangs", "easy_share_confidence"],
     "combinatorial-matters": ["acc_bangs", "acc_bangs-independent", "acc_bangs-shapley"],
@@ -26,8 +27,11 @@ def _seed(key, i, v):
 
 COUNTEREXAMPLES: dict[str, list[dict]] = {
     "beats-confidence": [
-        # vs confidence only: BANGS selects the same as confidence (equal accuracy), still ≥ none + 0.02
-        _case("beats-confidence", acc_bangs=list(_BASE["acc_confidence"])),
+        # vs confidence only: BANGS selects the same as confidence (overlap 1, equal accuracy), still ≥ none + 0.02
+        _case("beats-confidence", acc_bangs=list(_BASE["acc_confidence"]), overlap_bangs=[1.0, 1.0, 1.0]),
+        # both selectors report the shared round-0 teacher on every seed (the issue-22 ties): equal accuracy
+        _case("beats-confidence", acc_bangs=list(_BASE["acc_none"]), acc_confidence=list(_BASE["acc_none"]),
+              best_round_bangs=[0, 0, 0], best_round_confidence=[0, 0, 0]),
         # vs none only: self-training gains nothing (none within 0.02 of BANGS), BANGS still ≥ confidence + 0.005
         _case("beats-confidence", acc_none=[0.772, 0.735, 0.793]),
     ],
