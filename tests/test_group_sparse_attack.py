@@ -152,8 +152,10 @@ def test_bad_parameters_raise_value_error(net):
 
 def test_claim_checks_can_fail():
     ok = dict(asr_gse=[1.0], asr_gse_mean=1.0, asr_ablation_mean=1.0, clusters_gse_mean=1.0, clusters_ablation_mean=5.0,
-              d20_gse_mean=50.0, d20_ablation_mean=60.0, d20_large_gse_mean=1.0, d20_large_ablation_mean=1.0, l0_gse_mean=1.0, l0_ablation_mean=1.0)
-    bad = dict(ok, asr_gse=[0.5], asr_gse_mean=0.5, clusters_gse_mean=4.0, d20_gse_mean=70.0)
+              d20_gse_mean=50.0, d20_ablation_mean=60.0, d20_large_gse_mean=1.0, d20_large_ablation_mean=1.0, l0_gse_mean=1.0, l0_ablation_mean=1.0,
+              n_common=[20], d20_common_gse_mean=40.0, d20_common_fwnucl_mean=80.0, clusters_common_gse_mean=1.5,
+              clusters_common_fwnucl_mean=2.0)
+    bad = dict(ok, asr_gse=[0.5], asr_gse_mean=0.5, clusters_gse_mean=4.0, d20_gse_mean=70.0, d20_common_gse_mean=80.0)
     for c in gs.CLAIMS:
         if c.check is None: continue
         assert c.check(ok)[0], c.id
@@ -301,3 +303,77 @@ def test_metrics_table_and_figure_list_every_method_present():
     assert np.isnan(tab.loc["FWnucl", "clusters"]) and tab.loc["GSE", "s / image"] == 0.5
     fig = gx.fig_metrics(r)
     assert [t.name for t in fig.data] == list(tab.index)
+
+
+# ---------------------------------------------------------------- the λ0 search (issue 22: the official head's rule)
+
+def _replay(rounds, rule, factor=2.0):
+    "Replay the λ0 bounds from the recorded rounds; returns the λ0 each rule predicts for every round after the first."
+    lam = rounds[0]["lam0"].astype(np.float64).copy()
+    lower, upper = np.zeros_like(lam), np.full_like(lam, np.inf)
+    pred = []
+    for r in rounds[:-1]:
+        lam = r["lam0"].astype(np.float64).copy()
+        nxt = lam.copy()
+        for i, f in enumerate(r["found"]):
+            if f:
+                lower[i] = lam[i]
+                nxt[i] = lam[i] * factor if np.isinf(upper[i]) else (upper[i] + lam[i]) / 2
+            else:
+                upper[i] = lam[i]
+                if rule == "official": nxt[i] = 0.9 * lower[i] + 0.1 * lam[i]
+                else: nxt[i] = lam[i] / factor if lower[i] == 0 else (lower[i] + lam[i]) / 2
+        pred.append(nxt)
+    return pred
+
+
+@pytest.mark.parametrize("rule", ["official", "bisect"])
+def test_lam0_search_follows_its_rule(net, rule):
+    """'official' (code head 7ae0fc6): start 0.01 × the bisection threshold, λ0 ← 0.9·lower + 0.1·λ0 on failure,
+    σ × 10 in the last two rounds for images never successful; 'bisect' (2023 code): start 1 ×, halve, no rescue."""
+    model, X, y = net
+    T = (y + 1) % 10
+    kw = dict(iters=8, search_steps=5, sigma=0.1, k_hat=4, patch=2)          # few iterations: some rounds fail
+    out = gs.gse_attack(model, X, T, lam0_rule=rule, **kw)
+    thr = gs.section_search(model, X, T, torch.full((len(X),), 0.1)).numpy()
+    r = out.rounds
+    assert len(r) == 5
+    np.testing.assert_allclose(r[0]["lam0"], (0.01 if rule == "official" else 1.0) * thr, rtol=1e-5)
+    for got, want in zip(r[1:], _replay(r, rule)):
+        np.testing.assert_allclose(got["lam0"], want, rtol=1e-4)
+    fails = sum((~rr["found"]).sum() for rr in r[:-1])
+    assert fails > 0 and sum(rr["found"].sum() for rr in r) > 0                 # both branches were exercised
+    seen = np.zeros(len(X), dtype=bool)
+    for k, rr in enumerate(r):
+        rescue = rule == "official" and k >= 3
+        np.testing.assert_allclose(rr["sigma"], np.where(rescue & ~seen, 1.0, 0.1), rtol=1e-6)
+        seen |= rr["found"]
+    assert np.array_equal(out.success, seen)
+
+
+def test_sigma_rescue_only_touches_images_that_never_succeeded(net):
+    model, X, y = net
+    T = (y + 1) % 10
+    kw = dict(iters=8, search_steps=4, sigma=0.1, k_hat=4, patch=2)
+    off = gs.gse_attack(model, X, T, sigma_rescue=False, **kw)
+    on = gs.gse_attack(model, X, T, **kw)
+    # same rounds until the rescue starts (deterministic attack), different σ only for the never-successful images
+    for a, b in zip(off.rounds[:2], on.rounds[:2]):
+        np.testing.assert_array_equal(a["found"], b["found"])
+    never = ~(on.rounds[0]["found"] | on.rounds[1]["found"])
+    assert np.allclose(on.rounds[2]["sigma"][never], 1.0) and np.allclose(on.rounds[2]["sigma"][~never], 0.1)
+    assert np.allclose(off.rounds[2]["sigma"], 0.1)
+    with pytest.raises(ValueError, match="'lam0_rule'"):
+        gs.gse_attack(model, X[:1], T[:1], lam0_rule="halve")
+
+
+def test_vs_fwnucl_check_compares_the_common_images():
+    c = next(c for c in gs.CLAIMS if c.id == "vs-fwnucl")
+    assert c.scales == ("full",)
+    assert c.check({"asr_gse_mean": 1.0})[0] is None                          # FWnucl not run: not measured
+    m = dict(n_common=[10, 12], d20_common_gse_mean=30.0, d20_common_fwnucl_mean=60.0, clusters_common_gse_mean=1.2,
+             clusters_common_fwnucl_mean=3.0)
+    held, detail = c.check(m)
+    assert held and "+50.0 %" in detail
+    assert c.check(dict(m, d20_common_gse_mean=60.0))[0] is False
+    assert c.check(dict(m, d20_common_gse_mean=float("nan")))[0] is None

@@ -7,12 +7,17 @@ _BASE = {
     "clusters_gse_mean": 1.62, "clusters_ablation_mean": 4.81,
     "d20_gse_mean": 6.2, "d20_ablation_mean": 8.9, "d20_large_gse_mean": 3.1, "d20_large_ablation_mean": 4.6,
     "l0_gse_mean": 21.4, "l0_ablation_mean": 18.7,
+    # full scale only: GSE vs FWnucl on the images both flip (4×4 patches at 32×32)
+    "n_common": [31, 27, 35], "d20_common_gse_mean": 88.0, "d20_common_fwnucl_mean": 131.0,
+    "clusters_common_gse_mean": 1.9, "clusters_common_fwnucl_mean": 2.4,
 }
 _KEYS = {
     "asr": ["asr_gse", "asr_gse_mean", "asr_ablation_mean"],
     "fewer-clusters": ["clusters_gse_mean", "clusters_ablation_mean"],
     "d20-no-worse": ["d20_gse_mean", "d20_ablation_mean", "d20_large_gse_mean", "d20_large_ablation_mean",
                      "l0_gse_mean", "l0_ablation_mean"],
+    "vs-fwnucl": ["n_common", "d20_common_gse_mean", "d20_common_fwnucl_mean", "clusters_common_gse_mean",
+                  "clusters_common_fwnucl_mean"],
 }
 
 
@@ -35,5 +40,11 @@ COUNTEREXAMPLES: dict[str, list[dict]] = {
     "d20-no-worse": [
         # grouping costs group sparsity: GSE touches more 2×2 patches than the ablation ("no worse", so equal still holds)
         _case("d20-no-worse", d20_gse_mean=9.6, d20_large_gse_mean=4.9, l0_gse_mean=27.3),
+    ],
+    "vs-fwnucl": [
+        # on the images both flip, GSE touches as many patches as FWnucl (the check is strict: no gain, not held)
+        _case("vs-fwnucl", d20_common_gse_mean=131.0),
+        # GSE fewer clusters but more patches than FWnucl: the d2,0 comparison decides
+        _case("vs-fwnucl", d20_common_gse_mean=150.0, clusters_common_gse_mean=1.1),
     ],
 }
