@@ -43,7 +43,7 @@ def test_gw_part_matches_pot_from_the_identity_coupling():
     ot = pytest.importorskip("ot")
     x = 0.3 * _x(30)                # unit-scale costs: POT's inner Sinkhorn is standard-domain and would underflow
     y = torch.tanh(x) * torch.tensor([2.0, 1.0], dtype=torch.float64)
-    out = gmg.gmg_loss(x, y, "l2sq", eps0=0.05, n_outer=50, n_inner=300)
+    out = gmg.gmg_loss(x, y, "l2sq", eps0=0.05, n_outer=50, n_inner=300, init="identity")
     CX, CY = gmg.geometry_cost(x).numpy(), gmg.geometry_cost(y).numpy()
     p = ot.unif(30)
     # the card's P ← Sinkhorn(L, ε) is POT's Sinkhorn(2L, 2ε)
@@ -53,6 +53,77 @@ def test_gw_part_matches_pot_from_the_identity_coupling():
     assert np.abs(out.plan.numpy() - P).max() <= 1e-3 * P.max()
     assert abs(float(out.dst) - ((CX - CY) ** 2).mean()) < 1e-9
 
+
+def test_gw_part_matches_pot_from_both_initialisations_and_best_keeps_the_lower():
+    """The solver against POT's entropic GW on the same C_X, C_Y and ε, from the identity and the product coupling;
+    init='best' (the default) keeps the plan with the lower GW cost of the two."""
+    ot = pytest.importorskip("ot")
+    x = 0.3 * _x(30, seed=3)        # unit-scale costs: POT's inner Sinkhorn is standard-domain and would underflow
+    y = torch.stack([torch.sin(2 * x[:, 0]) + 0.5 * x[:, 1] ** 2, torch.tanh(3 * x[:, 1]) - x[:, 0]], 1)
+    CX, CY = gmg.geometry_cost(x).numpy(), gmg.geometry_cost(y).numpy()
+    p = ot.unif(30)
+    outs = {}
+    for init, G0 in (("identity", np.eye(30) / 30), ("product", None)):
+        out = gmg.gmg_loss(x, y, "l2sq", eps0=0.05, n_outer=100, n_inner=300, init=init)
+        # the card's P ← Sinkhorn(L, ε) is POT's Sinkhorn(2L, 2ε)
+        P, log = ot.gromov.entropic_gromov_wasserstein(CX, CY, p, p, "square_loss", epsilon=2 * out.eps, G0=G0,
+                                                       max_iter=300, tol=1e-12, log=True, numItermax=5000, stopThr=1e-13)
+        assert abs(float(out.gw) - log["gw_dist"]) <= 1e-4 * abs(log["gw_dist"]), init
+        assert np.abs(out.plan.numpy() - P).max() <= 1e-3 * P.max(), init
+        outs[init] = out
+    best = gmg.gmg_loss(x, y, "l2sq", eps0=0.05, n_outer=100, n_inner=300)
+    assert float(best.gw) == min(float(o.gw) for o in outs.values())
+    assert float(best.gmg) == max(float(o.gmg) for o in outs.values())
+    with pytest.raises(ValueError, match="'init'"): gmg.gmg_loss(x, y, init="random")
+
+
+def test_gradient_reaches_c_y_through_both_occurrences_at_the_frozen_plan():
+    """GW cost ⟨L(P), P⟩ has C_Y in the marginal term (C_Y² b) and the cross term (−2 C_X P C_Yᵀ); at a frozen plan its
+    gradient is 2 C_Y∘bbᵀ − 2 PᵀC_XP, and for GMG = DST − GW the quadratic parts cancel: ∂GMG/∂C_Y = 2(PᵀC_XP − C_X/n²)."""
+    from iclrbench.blocks.ot import gw_cost
+    x = _x(24, seed=4)
+    y = torch.tanh(x) * torch.tensor([2.0, 1.0], dtype=torch.float64)
+    out = gmg.gmg_loss(x, y, "l2sq", eps0=0.01, n_outer=20, n_inner=50)
+    P, n = out.plan, 24
+    CX = gmg.geometry_cost(x)
+    CY = gmg.geometry_cost(y).detach().requires_grad_(True)
+    b = torch.full((n,), 1.0 / n, dtype=torch.float64)
+    (g_gw,) = torch.autograd.grad(gw_cost(CX, CY, P, b, b), CY)
+    torch.testing.assert_close(g_gw, 2 * CY.detach() * torch.outer(b, b) - 2 * P.T @ CX @ P)
+    gap = ((CX - CY) ** 2).mean() - gw_cost(CX, CY, P, b, b)
+    (g_gap,) = torch.autograd.grad(gap, CY)
+    torch.testing.assert_close(g_gap, 2 * (P.T @ CX @ P - CX / n ** 2))
+    # and the plan P* is far from T's own coupling here, so that gradient is not zero
+    assert float((P - torch.eye(n, dtype=torch.float64) / n).abs().sum()) > 0.5 and float(g_gap.abs().max()) > 0
+
+
+def test_gmg_of_a_random_nonlinear_map_is_positive_and_its_gradient_lowers_it():
+    torch.manual_seed(5)
+    T = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.Tanh(), torch.nn.Linear(32, 2)).double()
+    with torch.no_grad(): T[0].weight.mul_(3.0)
+    x = _x(64, seed=5)
+    def image(x):                                     # the random tanh network, rescaled to the spread of x
+        y = T(x)
+        return y / y.std() * x.std()
+    out = gmg.gmg_loss(x, image(x), "l2sq", eps0=0.01, n_outer=20, n_inner=50)
+    assert float(out.gmg) > out.eps > 0                # above the entropic bias, which is O(ε)
+    out.gmg.backward()
+    grads = [p.grad.clone() for p in T.parameters()]
+    gnorm = float(torch.sqrt(sum((g ** 2).sum() for g in grads)))
+    assert np.isfinite(gnorm) and gnorm > 0
+    with torch.no_grad():
+        for p, g in zip(T.parameters(), grads): p -= 1e-2 * float(out.gmg) / gnorm ** 2 * g    # a small step down the gradient
+    after = gmg.gmg_loss(x, image(x), "l2sq", eps0=0.01, n_outer=20, n_inner=50)
+    assert float(after.gmg) < float(out.gmg)
+
+
+def test_gw_lower_bound_is_below_every_coupling_and_exact_for_an_isometry():
+    x = _x(40, seed=6)
+    y = torch.stack([torch.sin(x[:, 0]), x[:, 1] ** 2 / 3], 1)
+    lb = gmg.gw_lower_bound(x, y)
+    out = gmg.gmg_loss(x, y, "l2sq", eps0=0.01, n_outer=20, n_inner=50)
+    assert 0 <= lb <= float(out.gw) and lb <= float(out.dst)
+    assert gmg.gw_lower_bound(x, x.flip(1) + 3.0) < 1e-12
 
 def test_gradient_reaches_the_map_and_is_finite():
     model = gmg.make_map(0)

@@ -24,12 +24,12 @@ from ..core import progress as progress_bar
 from ..core.experiment import experiment, per_seed
 
 # %% auto #0
-__all__ = ['COSTS', 'REGULARISERS', 'SOURCES', 'TARGETS', 'SPRITE_FACTORS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'BUDGETS',
-           'SWEEP_GRID', 'run', 'geometry_cost', 'GMGOutput', 'distortion', 'gmg_loss', 'sample_cloud', 'ResidualMap',
-           'make_map', 'GMGConfig', 'regulariser_value', 'MapTrainer', 'evaluate_map', 'sample_sprite_factors',
-           'render_sprites', 'dci_from_importance', 'dci_scores', 'DCIDemoConfig', 'SpriteVAE', 'make_sprite_vae',
-           'beta_vae_terms', 'train_sprite_vae', 'evaluate_sprite_vae', 'sprite_dci_demo', 'one_seed', 'sweep_and_demo',
-           'explore']
+__all__ = ['COSTS', 'REGULARISERS', 'GMG_INITS', 'SOURCES', 'TARGETS', 'SPRITE_FACTORS', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS',
+           'BUDGETS', 'SWEEP_GRID', 'run', 'geometry_cost', 'GMGOutput', 'distortion', 'gmg_loss', 'gw_lower_bound',
+           'sample_cloud', 'ResidualMap', 'make_map', 'GMGConfig', 'regulariser_value', 'MapTrainer', 'evaluate_map',
+           'sample_sprite_factors', 'render_sprites', 'dci_from_importance', 'dci_scores', 'DCIDemoConfig', 'SpriteVAE',
+           'make_sprite_vae', 'beta_vae_terms', 'train_sprite_vae', 'evaluate_sprite_vae', 'sprite_dci_demo',
+           'one_seed', 'sweep_and_demo', 'explore']
 
 # %% ../../nbs/papers/gromov_monge_gap.ipynb #11e7b67f
 COSTS = ("l2sq", "scl2sq", "cos")
@@ -64,12 +64,19 @@ def distortion(x, y, cost: str = "l2sq"):
     return ((geometry_cost(x, cost) - geometry_cost(y, cost)) ** 2).mean()
 
 
+GMG_INITS = ("best", "identity", "product")
+
+
 def gmg_loss(x, y, cost: str = "l2sq", eps0: float = 0.01, n_outer: int = 10, n_inner: int = 30,
-             init: str = "identity") -> GMGOutput:
+             init: str = "best") -> GMGOutput:
     """Gromov-Monge gap GMG_n(T) = DST_n(T) − GW_ε(r, T#r) for a batch `x` (n, d_x) and its image `y` = T(x) (n, d_y).
 
     ε = eps0·mean(C_X)·mean(C_Y) (paper, Alg. 1); entropic GW by mirror descent, `n_outer` outer steps × `n_inner`
-    Sinkhorn iterations from the identity coupling; gradients reach `y` (and `x`) through C_Y (C_X) at the frozen plan."""
+    Sinkhorn iterations; gradients reach `y` (and `x`) through C_Y (C_X) at the frozen plan.
+    `init`: 'identity' (T's own coupling diag(1/n)), 'product' (abᵀ, POT's and ott's default) or 'best' (default):
+    solve from both and keep the plan with the lower GW cost — GW is a minimum over couplings and the mirror descent
+    only finds a local one, so the lower of the two is the tighter estimate (§1b: from the identity alone the solver
+    often stays near T's own coupling and underestimates the gap)."""
     if not (isinstance(eps0, (int, float)) and eps0 > 0): raise ValueError(f"parameter 'eps0' must be a positive float; got {eps0!r}")
     if x.shape[0] != y.shape[0]: raise ValueError(f"parameter 'y' must have as many rows as 'x'; got {y.shape[0]} and {x.shape[0]}")
     CX, CY = geometry_cost(x, cost), geometry_cost(y, cost)
@@ -77,8 +84,22 @@ def gmg_loss(x, y, cost: str = "l2sq", eps0: float = 0.01, n_outer: int = 10, n_
     eps = float(eps0 * CX.detach().abs().mean() * CY.detach().abs().mean())
     eps = max(eps, 1e-12)
     dst = ((CX - CY) ** 2).mean()
-    out = entropic_gw(CX, CY, eps=2 * eps, max_iter=n_outer, tol=0.0, init=init, inner_iter=n_inner, inner_tol=0.0)
+    if init not in GMG_INITS: raise ValueError(f"parameter 'init' must be one of {list(GMG_INITS)}; got {init!r}")
+    out = None
+    for start in (("identity", "product") if init == "best" else (init,)):
+        o = entropic_gw(CX, CY, eps=2 * eps, max_iter=n_outer, tol=0.0, init=start, inner_iter=n_inner, inner_tol=0.0)
+        if out is None or float(o.cost.detach()) < float(out.cost.detach()): out = o
     return GMGOutput(gmg=dst - out.cost, dst=dst, gw=out.cost, plan=out.plan, eps=eps)
+
+
+def gw_lower_bound(x, y, cost: str = "l2sq") -> float:
+    """A lower bound on GW(r, T#r) for uniform weights (Mémoli 2011's second lower bound, square loss): the 1-D
+    Wasserstein-2² between the value distributions of C_X and C_Y, i.e. mean (sort C_X − sort C_Y)². No coupling —
+    hence no map with this image — has a distortion below it."""
+    cx = np.sort(geometry_cost(x, cost).detach().cpu().numpy().ravel())
+    cy = np.sort(geometry_cost(y, cost).detach().cpu().numpy().ravel())
+    if len(cx) != len(cy): raise ValueError(f"parameters 'x', 'y' must have as many rows; got {len(x)} and {len(y)}")
+    return float(((cx - cy) ** 2).mean())
 
 # %% ../../nbs/papers/gromov_monge_gap.ipynb #762f8dff
 SOURCES = ("three blobs", "moons", "spiral", "gaussian")
@@ -206,12 +227,13 @@ class MapTrainer:
 # %% ../../nbs/papers/gromov_monge_gap.ipynb #9c04673c
 def evaluate_map(x: np.ndarray, tx: np.ndarray, y: np.ndarray, cost: str = "l2sq", eps0: float = 0.01,
                  gw_outer: int = 10, gw_inner: int = 30, fit_eps: float = 0.05) -> dict[str, float]:
-    "Evaluation metrics of a mapped cloud: fit S_ε(T#p, q), DST_n(T), GMG_n(T) and GW_ε (same solver as training)."
+    """Evaluation metrics of a mapped cloud: fit S_ε(T#p, q), DST_n(T), GMG_n(T) and GW_ε (same solver as training),
+    and `gw_lb`, a lower bound on GW(p, T#p): the least distortion any map with this image can have."""
     X, TX, Y = (torch.tensor(v, dtype=torch.float64) for v in (x, tx, y))
     with torch.no_grad():
         fit = float(sinkhorn_divergence(TX, Y, eps=fit_eps, n_iter=2000, tol=1e-6))
         g = gmg_loss(X, TX, cost, eps0, gw_outer, gw_inner)
-    return {"fit": fit, "dst": float(g.dst), "gmg": float(g.gmg), "gw": float(g.gw)}
+    return {"fit": fit, "dst": float(g.dst), "gmg": float(g.gmg), "gw": float(g.gw), "gw_lb": gw_lower_bound(X, TX, cost)}
 
 # %% ../../nbs/papers/gromov_monge_gap.ipynb #10dec862
 SPRITE_FACTORS = ("x-position", "y-position", "scale")
@@ -463,12 +485,25 @@ def _check_fit_vs_dst(m) -> tuple[bool, str]:
 
 def _check_geometry(m) -> tuple[bool, str]:
     g, n = m["dst_GMG"], m["dst_none"]
-    return all(a <= 0.8 * b for a, b in zip(g, n)), f"distortion DST_n per seed: GMG-reg {per_seed(g, '{:.1f}')} vs none {per_seed(n, '{:.1f}')} (threshold GMG ≤ 0.8·none)"
+    lb = m.get("gw_lb_none")
+    floor = f"; no map onto the unregularised map's image can go below GW ≥ {per_seed(lb, '{:.1f}')} (a lower bound)" if lb else ""
+    return all(a <= 0.8 * b for a, b in zip(g, n)), f"distortion DST_n per seed: GMG-reg {per_seed(g, '{:.1f}')} vs none {per_seed(n, '{:.1f}')} (threshold GMG ≤ 0.8·none){floor}"
 
 
-def _check_fit_vs_none(m) -> tuple[bool, str]:
-    g, n = m["fit_GMG"], m["fit_none"]
-    return all(a <= 4 * b for a, b in zip(g, n)), f"fit S_ε per seed: GMG-reg {per_seed(g)} vs none {per_seed(n)} (threshold GMG ≤ 4·none)"
+def _check_closes_gap(m) -> tuple[bool | None, str]:
+    if "gmg_GMG" not in m or "gmg_none" not in m: return None, "GMG_n of the trained maps not measured in this run"
+    g, n = m["gmg_GMG"], m["gmg_none"]
+    held = all(b > 0 and a <= 0.5 * b for a, b in zip(g, n))
+    shift = f"; mean ‖T_GMG(x) − T_none(x)‖ {per_seed(m['shift_GMG'], '{:.2f}')}" if "shift_GMG" in m else ""
+    return held, f"Gromov-Monge gap GMG_n per seed: GMG-reg {per_seed(g, '{:.2f}')} vs none {per_seed(n, '{:.2f}')} (threshold none > 0 and GMG-reg ≤ 0.5·none){shift}"
+
+
+def _check_fit_vs_none(m) -> tuple[bool | None, str]:
+    if "fit_floor" not in m: return None, "the fit metric's noise floor (fit_floor) was not measured in this run"
+    g, n, f = m["fit_GMG"], m["fit_none"], m["fit_floor"]
+    return (all(a - b <= c for a, b, c in zip(g, n, f)),
+            f"fit S_ε per seed: GMG-reg {per_seed(g)} vs none {per_seed(n)}, noise floor S_ε(q, q′) {per_seed(f)} "
+            "(threshold GMG − none ≤ floor)")
 
 
 _DCI_NOTE = ("The four datasets (downloads) and GPU-scale training are not available offline. The full-scale run adds a "
@@ -483,11 +518,19 @@ CLAIMS = [
           "Sinkhorn divergence to the target: GMG-reg ≤ 0.6 × DST-reg, every seed", check=_check_fit_vs_dst),
     Claim("gmg-keeps-geometry", "GMG-regularised maps preserve distances as much as can be achieved, unlike unregularised maps.",
           "Fig. 2 (toy); no number", "distortion DST_n: GMG-reg ≤ 0.8 × none, every seed", check=_check_geometry,
-          note="At smoke scale (seeds 0-2) GMG-reg distorts only 3-10 % less than no regulariser (10-15 % with 300 steps): the GW value of its maps, "
-               "from the identity-initialised entropic solver, is nearly equal to their DST (GMG ~ 0), so the gap "
-               "gives no further push."),
+          note="Not reachable by GMG's mechanism in this miniature: GMG only removes distortion in excess of the least any "
+               "coupling achieves (GW), and the unregularised map is already close to that least — on seed 0 its gap is 1.4 of "
+               "DST 46.6, and Mémoli's lower bound puts GW(p, T#p) ≥ 41 for its image, so a map with that image cannot go "
+               "below ≈ 0.89 × DST(none). The GMG-regularised map does close its gap (claim gmg-closes-gap) and keeps the fit; "
+               "its DST drops by the few % the gap allowed. The card's prototype (0.26–0.42×, fit 2× worse) cannot come from "
+               "the gap with the image on the circle (§8)."),
+    Claim("gmg-closes-gap", "The GMG regulariser removes the map's excess distortion: the regularised map is a (near) Gromov-Monge map.",
+          "Sec. 3 (definition: GMG = 0 iff T is a Gromov-Monge map); Fig. 2",
+          "GMG_n of the trained map: GMG-reg ≤ 0.5 × none (and none > 0), every seed — same initial weights and batches",
+          check=_check_closes_gap),
     Claim("gmg-fits", "GMG-regularised maps still fit the target distribution.", "Fig. 2 (toy); no number",
-          "Sinkhorn divergence: GMG-reg ≤ 4 × none, every seed", check=_check_fit_vs_none),
+          "Sinkhorn divergence: GMG-reg − none ≤ S_ε between two samples of the target (the metric's noise), every seed",
+          check=_check_fit_vs_none),
     Claim("dci-disentanglement",
           "GMG on the decoder of a β-VAE / β-TCVAE improves DCI-D on Shapes3D, DSprites, SmallNORB and Cars3D, and beats DST, "
           "Jacobian and HFS regularisers.", "main benchmark table (numbers not retrievable offline)",
@@ -521,9 +564,12 @@ def _map_config(p: dict, regulariser: str, target: str, cost: str, lam: float) -
 
 # %% ../../nbs/papers/gromov_monge_gap.ipynb #5b1d98bc
 def one_seed(p: dict, seed: int, ctx) -> dict[str, float]:
-    """Fit maps three blobs → target with no regulariser, DST and GMG; evaluate fit S_ε, DST_n, GMG_n and GW_ε of each on
-    256 + 256 evaluation points. The first seed also keeps training snapshots, loss histories and weights for the figures."""
+    """Fit maps three blobs → target with no regulariser, DST and GMG; evaluate fit S_ε, DST_n, GMG_n, GW_ε and the GW
+    lower bound of each on 256 + 256 evaluation points; `fit_floor` = S_ε between the evaluation target sample and a
+    second independent one (the fit metric's sampling noise); `shift_GMG` = mean ‖T_GMG(x) − T_none(x)‖.
+    The first seed also keeps training snapshots, loss histories and weights for the figures."""
     row: dict[str, float] = {}
+    mapped = {}
     first = seed == ctx.seed
     snap_every = max(p["steps"] // 6, 1)
     for r in REGULARISERS:
@@ -534,6 +580,7 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, float]:
         with ctx.time(f"train {r}"):
             tr, met, snaps = _train_eval(cfg, seed, p["steps"], xe, ye, snap_every if first else 0)
         row.update({f"{k}_{r}": v for k, v in met.items()})
+        mapped[r] = tr.mapped(xe)
         if first:
             a = ctx.artefacts
             a.setdefault("snapshots", {})[r] = [np.round(v, 4).tolist() for v in snaps]
@@ -541,6 +588,11 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, float]:
             a.setdefault("weights", {})[r] = {k: v.tolist() for k, v in tr.model.state_dict().items()}
             a["eval_x"], a["eval_y"], a["eval_label"] = np.round(xe, 4).tolist(), np.round(ye, 4).tolist(), lab.tolist()
             a["snapshot_steps"] = [i * snap_every for i in range(len(snaps))]
+    y2, _ = sample_cloud(p["target"], 256, np.random.default_rng([seed, 8]))
+    with torch.no_grad():
+        row["fit_floor"] = float(sinkhorn_divergence(torch.tensor(ye, dtype=torch.float64), torch.tensor(y2, dtype=torch.float64),
+                                                     eps=0.05, n_iter=2000, tol=1e-6))
+    row["shift_GMG"] = float(np.linalg.norm(mapped["GMG"] - mapped["none"], axis=1).mean())
     return row
 
 # %% ../../nbs/papers/gromov_monge_gap.ipynb #f4f587a4
