@@ -121,6 +121,82 @@ def test_greedy_block_allocation_reaches_target_and_prefers_cheap_sites():
     assert abs(teal.effective_sparsity(sps, cal.n_params) - 0.4) < 0.05
 
 
+def _tiny_block():
+    from iclrbench.blocks.lm import LMConfig, TinyLM
+    torch.manual_seed(0)
+    model = TinyLM(LMConfig(vocab_size=64, arch="llama", n_layer=1, n_head=2, d_model=32, d_ff=86, max_len=32)).eval()
+    x = torch.randint(0, 64, (4, 32), generator=torch.Generator().manual_seed(1))
+    cal = teal.calibrate(model, [x])
+    with torch.no_grad():
+        _, hidden = model(x, return_hidden=True)
+    return model, cal, hidden[0], list(cal.n_params)
+
+
+def test_greedy_error_is_the_official_norm_over_positions():
+    "Issue 22: the block-output error is official `calculate_activation_error`: ‖·‖₂ over the last 25 % of positions (dim=1), mean over the rest."
+    model, cal, h, names = _tiny_block()
+    block = teal.model_block_fn(model, 0)
+    for norm, dim in (("positions", 1), ("hidden", -1)):
+        rows = teal.greedy_allocate_block(block, h, names, cal, model, base_step=0.1, target=0.3, error_norm=norm)
+        start = int(h.shape[1] * (1 - 0.25))
+        with torch.no_grad():
+            dense = block(h)
+            for row in rows[1:4]:
+                with teal.ActivationSparsifier(model, teal.rules_from_sparsities(cal, row["sparsities"]), mode="all"):
+                    new = block(h)
+                ref = torch.norm(dense[:, start:] - new[:, start:], dim=dim).mean()       # official formula (dim=1)
+                assert row["error"] == pytest.approx(float(ref), rel=1e-5)
+                # the official 'Baseline Error': uniform allocation at the row's effective sparsity
+                with teal.ActivationSparsifier(model, teal.uniform_rules(cal, row["effective"]), mode="all"):
+                    uni = block(h)
+                assert row["uniform_error"] == pytest.approx(float(torch.norm(dense[:, start:] - uni[:, start:], dim=dim).mean()), rel=1e-5)
+    # the two norms are different quantities (positions: per hidden unit over 8 positions; hidden: per token over 32 units)
+    a = teal.greedy_allocate_block(block, h, names, cal, model, base_step=0.1, target=0.3, error_norm="positions")[1]["error"]
+    b = teal.greedy_allocate_block(block, h, names, cal, model, base_step=0.1, target=0.3, error_norm="hidden")[1]["error"]
+    assert a != pytest.approx(b, rel=1e-3)
+    with pytest.raises(ValueError, match="'error_norm'"):
+        teal.greedy_allocate_block(block, h, names, cal, model, error_norm="tokens")
+
+
+def test_greedy_check_requires_equal_achieved_sparsity():
+    "Issue 22: greedy vs uniform is only a fair comparison at equal achieved effective sparsity."
+    def m(greedy_ppl, greedy_ach, teal_ach=0.50):
+        return {"ps": [0.5], "per_seed": [{"teal": [5.0], "greedy": [greedy_ppl], "greedy_effective": [0.5],
+                                           "greedy_effective_achieved": [greedy_ach], "teal_effective_achieved": [teal_ach]}]}
+    assert teal._check_greedy(m(4.9, 0.505))[0] is True
+    assert teal._check_greedy(m(4.9, 0.505 - 0.03))[0] is False           # lower PPL bought with 2.5 points less sparsity
+    assert teal._check_greedy(m(5.1, 0.50))[0] is False                   # equal sparsity, greedy worse
+    no_ach = m(4.9, 0.5); del no_ach["per_seed"][0]["greedy_effective_achieved"]
+    assert teal._check_greedy(no_ach)[0] is None                          # not recorded: not measured
+    assert teal._check_greedy({"ps": [0.5], "per_seed": [{"teal": [5.0]}]})[0] is None   # greedy not run
+
+
+def test_greedy_curves_record_achieved_effective_sparsity():
+    "Both allocations' achieved effective sparsity is the parameter-weighted zeroed fraction the hooks count on the held-out positions."
+    torch.manual_seed(0)
+    from iclrbench.blocks.lm import LMConfig, TinyLM
+    model = TinyLM(LMConfig(vocab_size=64, arch="llama", n_layer=2, n_head=2, d_model=32, d_ff=86, max_len=32)).eval()
+    g = torch.Generator().manual_seed(3)
+    xc, x = torch.randint(0, 64, (4, 32), generator=g), torch.randint(0, 64, (4, 32), generator=g)
+    sm = teal.SeedModel(0, model, teal.calibrate(model, [xc]), xc, x, torch.randint(0, 64, (4, 32), generator=g), 0.0)
+    out = teal.teal_experiment(sm, ps=(0.0, 0.5), greedy=True, base_step=0.1, site_groups=False)
+    assert out["teal_effective_achieved"][0] == 0.0 and out["greedy_effective_achieved"][0] == 0.0
+    for key in ("teal_effective_achieved", "greedy_effective_achieved"):
+        assert 0.3 < out[key][1] < 0.7                                     # near the 50 % target (held-out drift allowed)
+    assert abs(out["greedy_effective"][1] - 0.5) < 0.02                    # the table row closest to the target
+
+
+def test_cats_check_is_not_measured_above_the_cap():
+    "Issue 22: CATS above its cap is 'not measured' (None), not 'not held'."
+    m = {"ps": [0.4], "cats_cap": 0.38, "per_seed": [{"teal": [4.7], "cats": [None]}, {"teal": [4.6], "cats": [4.9]}]}
+    held, msg = teal._check_cats(m)
+    assert held is None and "cap" in msg
+    m["per_seed"][0]["cats"] = [4.9]; m["cats_cap"] = 0.45
+    assert teal._check_cats(m)[0] is True
+    m["per_seed"][1]["cats"] = [4.5]
+    assert teal._check_cats(m)[0] is False
+
+
 @pytest.mark.parametrize("p", [0.0, 0.3, 0.5, 0.9])
 def test_sparse_gemv_equals_dense_masked_product(p):
     g = torch.Generator().manual_seed(2)
@@ -164,6 +240,7 @@ def test_claim_checks_can_fail_and_seeded():
     for s in bad["per_seed"]:
         s["random"] = [2.0 * s["ppl_dense"]] * 5; s["teal"] = [1.9 * s["ppl_dense"]] * 5; s["cats"] = [v * 0.5 if v else v for v in s["teal"]]
         s["greedy"] = [v * 2 for v in s["teal"]]; s["greedy_effective"] = s["teal"]
+        s["greedy_effective_achieved"] = list(s["teal_effective_achieved"])
     bad["gemv_max_abs_err"] = 0.1
     bad["speed"] = [dict(p=0.5, threads=1, dense_ms=1.0, sparse_ms=1.0, speedup=1.0, ideal=2.0)]
     bad["load_avg"] = 1.0
