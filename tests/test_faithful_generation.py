@@ -121,6 +121,12 @@ def test_explorer_from_a_json_result_and_its_static_view():
     r = fg.run("smoke", seed=0, progress=False, n_pretrain=1000, pretrain_steps=20, n_d1=20, n_d2=20, n_test=20,
                sft_steps=10, dpo_epochs=1)                                                  # a cheap (barely trained) result
     assert set(r.objects["models"]) == {"p_LM", "SFT (D1)", "SFT (D1 ∪ D2)", "SCOPE"}        # live models travel in objects
+    # issue 22: the paired outcomes agree with the rates (same 20 test records), and the SFT lr was picked on validation
+    m = r.metrics
+    for key, base in (("paired_sft", "hall_sft"), ("paired_sft_d12", "hall_sft_d12")):
+        assert m[key]["fixed"] - m[key]["broken"] == round((m[base] - m["hall_scope"]) * 20)
+    for sel in m["sft_selection"].values():
+        assert sel["val_loss"][str(sel["lr"])] == min(sel["val_loss"].values()) and len(sel["val_loss"]) == len(fg.SFT_LRS)
     assert len(r.artefacts["city_probs"]["SCOPE"]) == len(r.artefacts["test"]) == 20
     r = Result.from_dict(json.loads(json.dumps(r.to_dict())))                               # what the site reads back
     e = fgx.explore(r)                                                                      # no model needed
@@ -137,3 +143,31 @@ def test_explorer_from_a_json_result_and_its_static_view():
     cells = tables[-1].cells.values[1]
     assert [c.count("<u>") for c in cells] == [sum(s_) for s_ in neg["sources"]]
     assert e.controls["record"].value == 5 and not e.errors                                 # the controls are restored
+
+
+def test_sft_lr_selected_on_validation_copies_held_out_records(world):
+    """Issue 22: SFT's copy of the record is a late, sharp transition; an lr too small for the step budget leaves the model
+    on the pretraining prior. `select_sft` keeps the lr with the lowest validation loss, and that model fits unseen test
+    records better (and hallucinates no more) than the rejected one."""
+    corpus = fg.pretraining_corpus(world, 3000, 1)
+    p_lm = fg.pretrain_lm(world, corpus, 150, d_model=32, seed=0)
+    d1, val, test = (fg.task_records(world, n, s) for n, s in ((200, 2), (60, 3), (100, 4)))
+    m, lr, vl = fg.select_sft(p_lm, world, d1, val, steps=150, lrs=(1e-5, 3e-3), seed=0)
+    assert lr == 3e-3 and vl[3e-3] < vl[1e-5] and vl[lr] == pytest.approx(fg.sft_val_loss(m, world, val))
+    weak = fg.sft(p_lm, world, d1, 150, lr=1e-5, seed=0)
+    h_sel = fg.faithfulness(world, test, fg.mixture_decode(m, world, test))["hallucination"]
+    h_weak = fg.faithfulness(world, test, fg.mixture_decode(weak, world, test))["hallucination"]
+    # the choice made on validation records carries over to unseen test records
+    assert fg.sft_val_loss(m, world, test) < fg.sft_val_loss(weak, world, test) and h_sel <= h_weak, (h_sel, h_weak)
+
+
+def test_claim_checks_need_a_paired_margin():
+    "Issue 22: one record fewer is not 'SCOPE beats SFT'; the check also says 'not measured' without paired outcomes."
+    chk = {c.id: c.check for c in fg.CLAIMS}
+    one = dict(hall_sft=0.004, hall_scope=0.002, hall_sft_d12=0.004, hall_cad=0.004)
+    assert chk["scope_beats_sft"]({**one, "paired_sft": {"fixed": 1, "broken": 0}})[0] is False
+    assert chk["scope_beats_equal_data_sft"]({**one, "paired_sft_d12": {"fixed": 1, "broken": 0}})[0] is False
+    assert chk["scope_beats_sft"](one)[0] is None and chk["scope_beats_equal_data_sft"](one)[0] is None
+    big = dict(hall_sft=0.3, hall_scope=0.1, hall_sft_d12=0.2, hall_cad=0.3,
+               paired_sft={"fixed": 100, "broken": 0}, paired_sft_d12={"fixed": 50, "broken": 0})
+    assert chk["scope_beats_sft"](big)[0] is True and chk["scope_beats_equal_data_sft"](big)[0] is True
