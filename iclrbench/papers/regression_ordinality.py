@@ -10,7 +10,7 @@ Docs: https://iclrbench.github.io/iclrbench/papers/regression_ordinality.html.md
 # %% ../../nbs/papers/regression_ordinality.ipynb #c0c7dea7
 from __future__ import annotations
 
-import copy, math
+import copy, dataclasses, math
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ from ..core.experiment import every_seed, experiment, per_seed
 # %% auto #0
 __all__ = ['PAPER', 'RUNS', 'PARAMS', 'SCALES', 'BUDGETS', 'CLAIMS', 'run', 'rot_loss', 'MultiTargetRegressor', 'make_regressor',
            'ordinal_entropy_loss', 'nuisance_task', 'conditional_spread', 'gaussian_conditional_entropy', 'RegConfig',
-           'train_regressor', 'run_configs', 'one_seed', 'sweep_first_seed', 'explore']
+           'train_regressor', 'run_configs', 'select_on_validation', 'one_seed', 'sweep_first_seed', 'explore']
 
 # %% ../../nbs/papers/regression_ordinality.ipynb #c68afec0
 def rot_loss(z, y, reg: float = 0.1, sample_size: int = 100, n_iter: int = 50, generator=None, detach_plan: bool = True):
@@ -146,10 +146,13 @@ class RegConfig:
     lr: float = 1e-3
     weight_decay: float = 1e-2
     eval_every: int = 50
+    standardise: bool = True     # inputs scaled by the training split's mean / std (see §3)
 
 
 def train_regressor(data, cfg: RegConfig, seed: int, snapshot_every: int = 0, snap_n: int = 400):
     """Full-batch training with MSE over M heads (+ λ·ROT, + oe·Ordinal Entropy); the best-validation checkpoint.
+
+    Inputs are standardised with the training split's mean and std when `cfg.standardise`.
 
     Returns (model at the best validation epoch, dict of test metrics, list of snapshots (epoch, z of the first
     `snap_n` test points, conditional spread, test MSE))."""
@@ -157,6 +160,9 @@ def train_regressor(data, cfg: RegConfig, seed: int, snapshot_every: int = 0, sn
     xva, yva = (torch.tensor(v, dtype=torch.float32) for v in data["val"])
     xte, yte = data["test"]
     xte_t = torch.tensor(xte, dtype=torch.float32)
+    if cfg.standardise:
+        mu, sd = xtr.mean(0), xtr.std(0).clamp_min(1e-8)
+        xtr, xva, xte_t = (xtr - mu) / sd, (xva - mu) / sd, (xte_t - mu) / sd
     model = make_regressor(seed, heads=cfg.heads)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     gen = torch.Generator().manual_seed(seed + 12345)
@@ -209,29 +215,42 @@ PARAMS = [
     Param("sinkhorn_iter", "int", "Sinkhorn iterations per plan", low=5, high=1000),
     Param("oe_baseline", "bool", "also train the Ordinal Entropy baseline (weight 0.1)"),
     Param("sweep", "bool", "also sweep M ∈ {1,2,4,8,16} and λ ∈ {0.1,1,10} (first seed, report only)"),
+    Param("wd_grid", "str", "AdamW weight decays tried for every run; each run keeps the one of lowest validation MSE",
+          choices=("0.01", "0.01,1", "0.01,0.1,1")),
+    Param("lr_grid", "str", "AdamW learning rates tried for every run (crossed with `wd_grid`, selected on validation)",
+          choices=("0.001", "0.001,0.003")),
+    Param("standardise", "bool", "standardise the inputs with the training split's mean and std"),
 ]
 
-_BASE = dict(heads=8, lam=1.0, reg=0.1, sample_size=100, sinkhorn_iter=50)
+_BASE = dict(heads=8, lam=1.0, reg=0.1, sample_size=100, sinkhorn_iter=50, standardise=True)
 SCALES = {
-    "smoke": dict(_BASE, n_seeds=3, epochs=1000, oe_baseline=False, sweep=False),
-    "full": dict(_BASE, n_seeds=5, epochs=2000, oe_baseline=True, sweep=True),
+    "smoke": dict(_BASE, n_seeds=3, epochs=1000, oe_baseline=False, sweep=False, wd_grid="0.01,1", lr_grid="0.001"),
+    "full": dict(_BASE, n_seeds=5, epochs=2000, oe_baseline=True, sweep=True, wd_grid="0.01,0.1,1", lr_grid="0.001,0.003"),
 }
 
 # Wall-clock budget of one notebook run per scale (the card's; default smoke 60 s, full 900 s). The smoke
 # notebook took 49 s through `iclrbench run` on an idle 2-core machine (2026-12-03) and CI's machine runs
-# ~1.4x slower: the budget only stops runaway runs; the target stays 60 s.
+# ~1.4x slower: the budget only stops runaway runs. Since issue 22 every run tries two weight decays (selected on
+# validation), which doubles the training time: ~90 s of CPU on an idle machine, within the 180 s budget.
 BUDGETS = {"smoke": 180}
 
 # %% ../../nbs/papers/regression_ordinality.ipynb #1f25dc6a
+def _chosen(m, run):
+    "The weight decays selected on validation, when the run recorded them."
+    if f"wd_baseline" not in m or f"wd_{run}" not in m: return ""
+    return f"; weight decay selected on validation: {run} {per_seed(m[f'wd_{run}'], '{:g}')}, baseline {per_seed(m['wd_baseline'], '{:g}')}"
+
+
 def _check_mt_rot(m):
     a, b = m["test_mse_MT+ROT"], m["test_mse_baseline"]
     return every_seed(zip(a, b), lambda ab: ab[0] < 0.8 * ab[1]), \
-        f"test MSE per seed: MT+ROT {per_seed(a, '{:.4f}')} vs baseline {per_seed(b, '{:.4f}')} (threshold < 0.8×)"
+        f"test MSE per seed: MT+ROT {per_seed(a, '{:.4f}')} vs baseline {per_seed(b, '{:.4f}')} (threshold < 0.8×)" + _chosen(m, "MT+ROT")
 
 
 def _check_mt(m):
     a, b = m["test_mse_MT"], m["test_mse_baseline"]
-    return every_seed(zip(a, b), lambda ab: ab[0] < ab[1]), f"test MSE per seed: MT {per_seed(a, '{:.4f}')} vs baseline {per_seed(b, '{:.4f}')}"
+    return every_seed(zip(a, b), lambda ab: ab[0] < ab[1]), \
+        f"test MSE per seed: MT {per_seed(a, '{:.4f}')} vs baseline {per_seed(b, '{:.4f}')}" + _chosen(m, "MT")
 
 
 def _check_tight(m):
@@ -264,18 +283,38 @@ def run_configs(p: dict) -> dict[str, tuple[int, float, float]]:
     return runs
 
 
+def _grid(spec: str) -> list[float]:
+    return [float(v) for v in spec.split(",")]
+
+
+def select_on_validation(data, cfg: RegConfig, seed: int, p: dict, snapshot_every: int = 0):
+    """Train `cfg` once for each (lr, weight decay) of `p['lr_grid']` × `p['wd_grid']` and keep the one of lowest
+    validation MSE (at its best-validation checkpoint): the same procedure and budget for every run.
+    Returns (chosen config, its metrics, its snapshots)."""
+    best = None
+    for lr in _grid(p["lr_grid"]):
+        for wd in _grid(p["wd_grid"]):
+            c = dataclasses.replace(cfg, lr=lr, weight_decay=wd)
+            _, met, snaps = train_regressor(data, c, seed, snapshot_every=snapshot_every)
+            if best is None or met["val_mse"] < best[1]["val_mse"]: best = (c, met, snaps)
+    return best
+
+
 def one_seed(p: dict, seed: int, ctx) -> dict[str, float]:
     """Train baseline / MT / ROT / MT+ROT (and optionally Ordinal Entropy) on this seed's nuisance task; returns each
-    run's test MSE, validation MSE, conditional spread and Gaussian Ĥ(Z|Y) (the first seed also keeps snapshots)."""
+    run's test MSE, validation MSE, conditional spread, Gaussian Ĥ(Z|Y) and the (lr, weight decay) it selected on
+    validation (the first seed also keeps snapshots)."""
     data = nuisance_task(seed)
     first = seed == ctx.seed
     snap_every = max(p["epochs"] // 10, 1)
     row: dict[str, float] = {}
     for r, (M, lam, oe) in run_configs(p).items():
-        cfg = RegConfig(heads=M, lam=lam, reg=p["reg"], sample_size=p["sample_size"], sinkhorn_iter=p["sinkhorn_iter"], oe=oe, epochs=p["epochs"])
+        cfg = RegConfig(heads=M, lam=lam, reg=p["reg"], sample_size=p["sample_size"], sinkhorn_iter=p["sinkhorn_iter"], oe=oe,
+                        epochs=p["epochs"], standardise=p["standardise"])
         with ctx.time(r):
-            _, met, snaps = train_regressor(data, cfg, seed, snapshot_every=snap_every if first else 0)
+            cfg, met, snaps = select_on_validation(data, cfg, seed, p, snapshot_every=snap_every if first else 0)
         for k, v in met.items(): row[f"{k}_{r}"] = v
+        row[f"lr_{r}"], row[f"wd_{r}"] = cfg.lr, cfg.weight_decay
         if first:
             ctx.artefacts.setdefault("snapshots", {})[r] = [{"epoch": q["epoch"], "z": np.round(q["z"], 4).tolist(), "spread": q["spread"],
                                                              "mse": q["mse"]} for q in snaps]
@@ -284,7 +323,8 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, float]:
 
 
 def sweep_first_seed(p: dict, table, ctx) -> None:
-    "With `sweep`: M ∈ {1,2,4,8,16} without ROT, λ ∈ {0.1,1,10} with M = 1 and M = 8, on the first seed's data (report only)."
+    """With `sweep`: M ∈ {1,2,4,8,16} without ROT, λ ∈ {0.1,1,10} with M = 1 and M = 8, on the first seed's data (report
+    only; each point with the same validation selection of (lr, weight decay) as the main runs)."""
     if not p["sweep"]: return
     seed = ctx.seed
     data = nuisance_task(seed)
@@ -292,9 +332,10 @@ def sweep_first_seed(p: dict, table, ctx) -> None:
     grid = [(M, 0.0) for M in (1, 2, 4, 8, 16)] + [(1, lam) for lam in (0.1, 1.0, 10.0)] + [(8, lam) for lam in (0.1, 1.0, 10.0)]
     with ctx.time("sweep"):
         for M, lam in ctx.bar(grid, desc="sweep"):
-            cfg = RegConfig(heads=M, lam=lam, reg=p["reg"], sample_size=p["sample_size"], sinkhorn_iter=p["sinkhorn_iter"], epochs=p["epochs"])
-            _, met, _ = train_regressor(data, cfg, seed)
-            sweep.append({"heads": M, "lam": lam, **met})
+            cfg = RegConfig(heads=M, lam=lam, reg=p["reg"], sample_size=p["sample_size"], sinkhorn_iter=p["sinkhorn_iter"], epochs=p["epochs"],
+                            standardise=p["standardise"])
+            cfg, met, _ = select_on_validation(data, cfg, seed, p)
+            sweep.append({"heads": M, "lam": lam, "lr": cfg.lr, "wd": cfg.weight_decay, **met})
     ctx.artefacts["sweep"] = sweep
 
 
