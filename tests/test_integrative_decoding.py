@@ -160,7 +160,7 @@ def test_static_view_has_client_side_controls_over_distinct_data():
     from iclrbench.explorers import integrative_decoding as idx
     from iclrbench.views.static import static_view
     from static_view_checks import assert_static_view
-    r = idm.run("smoke", seed=0, progress=False, steps=10, n_docs=1000, n_per_group=5)   # a cheap (untrained) result
+    r = idm.run("smoke", seed=0, progress=False, steps=10, n_docs=1000, n_per_group=5, n_seeds=1)   # cheap, untrained
     r = Result.from_dict(json.loads(json.dumps(r.to_dict())))                              # what the site reads back
     ex = idx.explore(r)                                                                    # no model: stored drafts only
     assert not ex.errors and not ex.controls["train_model"].disabled
@@ -178,3 +178,42 @@ def test_static_view_has_client_side_controls_over_distinct_data():
     other = r.metrics["accuracy_other_aggregate"]["accuracy"]                                # the 'prob' frames: the other run
     assert list(fig.data[4 * per].y) == [other[f"id{k}"]["overall"] for k in idm.K_VALUES]
     assert len(fig.to_json()) < 2_000_000
+
+
+# ---------------------------------------------------------------- seeds (issue 22: the claims are checked per seed)
+def test_run_loops_over_seeds_and_each_seed_is_its_own_run():
+    """`n_seeds` runs seeds seed … seed + n − 1, each with its own world, corpus and model: the per-seed columns equal
+    the one-seed runs of those seeds, and the figures' detail comes from the first seed."""
+    kw = dict(progress=False, steps=40, n_docs=1000, n_per_group=5)
+    assert idm.SCALES["full"]["n_seeds"] == 3 and idm.SCALES["smoke"]["n_seeds"] == 1   # the card: each of 3 seeds (smoke: one, for time)
+    r = idm.run("smoke", seed=4, n_seeds=2, **kw)
+    one = [idm.run("smoke", seed=s, n_seeds=1, **kw) for s in (4, 5)]
+    assert r.metrics["seeds"] == [4, 5] and r.metrics["detail_seed"] == 4
+    for name in ("acc_greedy", "acc_id1", "acc_id8", "acc_id16", "control_acc_id8", "copy_rate", "mis_acc_id16", "clean_acc_id1"):
+        assert r.metrics[name] == [o.metrics[name][0] for o in one], name
+    assert r.metrics["accuracy"] == one[0].metrics["accuracy"]
+    assert not np.array_equal(one[0].artefacts["truth"], one[1].artefacts["truth"])           # a fresh world per seed
+    with pytest.raises(ValueError, match="n_seeds"):
+        idm.run("smoke", n_seeds=0, **kw)
+
+
+def test_claims_hold_only_when_every_seed_holds():
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("ce_id", Path(__file__).parent / "counterexamples" / "integrative_decoding.py")
+    ce = importlib.util.module_from_spec(spec); spec.loader.exec_module(ce)
+    checks = {c.id: c.check for c in idm.CLAIMS if c.check is not None}
+    for cid, m in ce._PASSING.items():
+        held, detail = checks[cid](m)
+        assert held is True and "3 seed(s)" in detail, (cid, detail)
+    # one failing seed of three fails the claim (and the detail names every seed's value)
+    m = dict(ce._PASSING["id_beats_greedy"], acc_id8=[0.833, 0.85, 0.65])
+    held, detail = checks["id_beats_greedy"](m)
+    assert held is False and "+0.067" in detail
+    # the scaling detail splits the gain by entity group
+    held, detail = checks["gains_grow_with_k"](ce._PASSING["gains_grow_with_k"])
+    assert "clean [+0.200" in detail and "misconception [+0.000" in detail
+    # a quantity absent from the run: not measured (None), never a KeyError or a vacuous all([])
+    for cid, check in checks.items():
+        assert check({})[0] is None, cid
+        assert check({k: [] for k in ce._PASSING[cid]})[0] is False, cid

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 from ..blocks.lm import LMConfig, TinyLM, train_lm
 from ..core import Claim, Paper, Param
-from ..core.experiment import experiment
+from ..core.experiment import every_seed, experiment, per_seed
 
 # %% auto #0
 __all__ = ['SPECIALS', 'PHRASINGS', 'GROUPS', 'K_VALUES', 'TRUTHFULQA_TEMPLATE', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'BUDGETS',
@@ -450,62 +450,97 @@ PARAMS = [
     Param("d_model", "int", "model width", low=16, high=256),
     Param("temperature", "float", "sampling temperature of the drafts", low=0.1, high=3.0),
     Param("aggregate", "str", "how the rows' predictions are combined", choices=("logprob", "prob")),
+    Param("n_seeds", "int", "seeds: each a fresh world, corpus and trained model (seeds seed … seed + n_seeds − 1)", low=1, high=10),
 ]
 SCALES = {
     "smoke": dict(n_per_group=30, n_cities=24, truth_share=0.65, copy_prob=0.9, n_docs=30000, steps=1500, batch_size=128,
-                  n_layer=2, d_model=64, temperature=1.0, aggregate="logprob"),
+                  n_layer=2, d_model=64, temperature=1.0, aggregate="logprob", n_seeds=1),
     "full": dict(n_per_group=30, n_cities=24, truth_share=0.65, copy_prob=0.9, n_docs=30000, steps=3000, batch_size=128,
-                 n_layer=4, d_model=64, temperature=1.0, aggregate="logprob"),
+                 n_layer=4, d_model=64, temperature=1.0, aggregate="logprob", n_seeds=3),
 }
 
 # %% ../../nbs/papers/integrative_decoding.ipynb #a7e0cb42
+def _seed_values(m, *names):
+    "The per-seed lists of the named metrics (a scalar counts as one seed's value), or None when one is absent."
+    if any(m.get(n) is None for n in names): return None
+    return [list(m[n]) if isinstance(m[n], (list, tuple)) else [m[n]] for n in names]
+
+
 def _check_id_vs_greedy(m):
-    a, g = m["acc_id8"], m["acc_greedy"]
-    return a >= g + 0.2, f"accuracy (clean ∪ misconception): ID(k=8) {a:.3f} vs greedy {g:.3f} (need ≥ greedy + 0.2)"
+    cols = _seed_values(m, "acc_id8", "acc_greedy")
+    if cols is None: return None, "ID(k=8) / greedy accuracy not measured in this run"
+    a, g = cols
+    return (every_seed(zip(a, g), lambda x: x[0] >= x[1] + 0.2),
+            f"accuracy (clean ∪ misconception), {len(a)} seed(s): ID(k=8) {per_seed(a)} vs greedy {per_seed(g)}, "
+            f"gain {per_seed([x - y for x, y in zip(a, g)], '{:+.3f}')} (need ≥ +0.2 on every seed)")
 
 
 def _check_scaling(m):
-    a, b = m["acc_id16"], m["acc_id1"]
-    return a >= b + 0.1, (f"ID(k=16) {a:.3f} vs ID(k=1) {b:.3f} (need ≥ +0.1); ID by k {m['acc_id_by_k']}; "
-                          f"oracle vote k=16 {m['acc_vote16']:.3f}")
+    cols = _seed_values(m, "acc_id16", "acc_id1")
+    if cols is None: return None, "ID(k=16) / ID(k=1) accuracy not measured in this run"
+    a, b = cols
+    detail = (f"{len(a)} seed(s): ID(k=16) {per_seed(a)} vs ID(k=1) {per_seed(b)}, gain "
+              f"{per_seed([x - y for x, y in zip(a, b)], '{:+.3f}')} (need ≥ +0.1 on every seed)")
+    split = _seed_values(m, "clean_acc_id16", "clean_acc_id1", "mis_acc_id16", "mis_acc_id1")
+    if split is not None:                  # where the gain comes from: clean vs misconception entities
+        c16, c1, m16, m1 = split
+        detail += (f"; gain by group: clean {per_seed([x - y for x, y in zip(c16, c1)], '{:+.3f}')}, misconception "
+                   f"{per_seed([x - y for x, y in zip(m16, m1)], '{:+.3f}')}")
+    if m.get("acc_vote16") is not None: detail += f"; oracle vote k=16 {per_seed(_seed_values(m, 'acc_vote16')[0])}"
+    return every_seed(zip(a, b), lambda x: x[0] >= x[1] + 0.1), detail
 
 
 def _check_control(m):
-    d = m["control_acc_id8"] - m["control_acc_greedy"]
-    return abs(d) <= 0.05, f"control group: ID(k=8) {m['control_acc_id8']:.3f} − greedy {m['control_acc_greedy']:.3f} = {d:+.3f} (need |·| ≤ 0.05)"
+    cols = _seed_values(m, "control_acc_id8", "control_acc_greedy")
+    if cols is None: return None, "control-group accuracies not measured in this run"
+    a, g = cols
+    d = [x - y for x, y in zip(a, g)]
+    return (every_seed(d, lambda v: abs(v) <= 0.05),
+            f"control group, {len(a)} seed(s): ID(k=8) {per_seed(a)} − greedy {per_seed(g)} = {per_seed(d, '{:+.3f}')} "
+            f"(need |·| ≤ 0.05 on every seed)")
 
 
 def _check_copy(m):
-    return m["copy_rate"] >= 0.8, f"learned copy rate on fresh drafts {m['copy_rate']:.3f} (need ≥ 0.8; corpus copy prob {m['copy_prob']})"
+    cols = _seed_values(m, "copy_rate")
+    if cols is None: return None, "copy rate not measured in this run"
+    (r,) = cols
+    return (every_seed(r, lambda v: v >= 0.8),
+            f"learned copy rate on fresh drafts, {len(r)} seed(s): {per_seed(r)} (need ≥ 0.8 on every seed; corpus copy prob {m.get('copy_prob')})")
 
 
 CLAIMS = [
     Claim("id_beats_greedy",
           "Integrative decoding improves factuality over greedy decoding.",
           "TruthfulQA +11.2 % (truth×info), Biographies +15.4 %, LongFact +8.5 % over greedy (six+ LLMs)",
-          "facts world with misconceptions: accuracy(ID, k=8) ≥ accuracy(greedy) + 0.2", check=_check_id_vs_greedy),
+          "facts world with misconceptions, each of n_seeds seeds (full: the card's 3; smoke: 1) (own world, corpus and model): "
+          "accuracy(ID, k=8) ≥ accuracy(greedy) + 0.2", check=_check_id_vs_greedy),
     Claim("gains_grow_with_k",
           "ID's gains grow as the number of sampled responses k grows.",
           "k = 1 → 16 (paper's scaling figures)",
-          "accuracy(ID, k=16) ≥ accuracy(ID, k=1) + 0.1", check=_check_scaling),
+          "each of n_seeds seeds (full: the card's 3; smoke: 1): accuracy(ID, k=16) ≥ accuracy(ID, k=1) + 0.1 (clean ∪ misconception)", check=_check_scaling,
+          note="on this world the gain comes from the clean entities; log-prob ID does not climb with k on misconception "
+               "entities (§4, ideal model)"),
     Claim("no_harm_without_misconceptions",
           "ID does not hurt where greedy decoding is already right (control).",
           "card's control (not a number from the paper)",
-          "control group (noise spread uniformly): |accuracy(ID, k=8) − accuracy(greedy)| ≤ 0.05", check=_check_control),
+          "control group (noise spread uniformly), each of n_seeds seeds (full: the card's 3; smoke: 1): |accuracy(ID, k=8) − accuracy(greedy)| ≤ 0.05",
+          check=_check_control),
     Claim("copy_rate_diagnostic",
           "The model restates the facts of a response placed in its context (the prerequisite of ID).",
           "implicit in the paper's method (LLMs re-answer using the sampled response)",
-          "learned copy rate P(c' = c | draft) ≥ 0.8 on fresh drafts", check=_check_copy),
+          "each of n_seeds seeds (full: the card's 3; smoke: 1): learned copy rate P(c' = c | draft) ≥ 0.8 on fresh drafts", check=_check_copy),
     Claim("beats_usc_sr",
           "ID beats USC and self-reflection, especially on long-form generation.",
           "Tables 1–2 of the paper", "not measured", check=None,
           note="USC and SR need an instruction-following LLM that reads k responses; the tiny model cannot"),
 ]
 
-# Wall-clock budget of one notebook run per scale (the card's; default smoke 60 s, full 900 s). The smoke
-# notebook took 53 s through `iclrbench run` on an idle 2-core machine (2026-12-03) and CI's machine runs
-# ~1.4x slower: the budget only stops runaway runs; the target stays 60 s.
+# Wall-clock budget of one notebook run per scale (the card's; default smoke 60 s, full 900 s). The card asks for
+# each claim on each of 3 seeds (a world, corpus and model per seed), and training is most of a seed's cost:
+# one seed ≈ 50 s of CPU (46 s on an idle 2-core machine, 2026-12-03; 56 s on a shared one, 2026-12-04), so the
+# 3-seed run is ≈ 150 s, over the 60 s smoke target: the smoke scale runs one seed (≈ 50 s), the full scale three.
 BUDGETS = {"smoke": 200}
+
 
 # %% ../../nbs/papers/integrative_decoding.ipynb #532e1221
 def build_world(seed: int, p: dict) -> FactsWorld:
@@ -529,39 +564,48 @@ def _summarise(world, ev, k_values) -> dict[str, Any]:
 
 # %% ../../nbs/papers/integrative_decoding.ipynb #f8cf860b
 def one_seed(p: dict, seed: int, ctx) -> dict:
-    """Train the tiny LM on the facts world, then greedy / sampling / ID(k) / oracle vote on every entity. The whole run
-    (no `n_seeds`): run-level metrics go to `ctx.metrics`, the world and model to `ctx.objects`; no per-seed columns."""
+    """Build seed `seed`'s world and corpus, train the tiny LM, then greedy / sampling / ID(k) / oracle vote on every
+    entity and the copy rate; returns the seed's row (the claim checks read these per-seed columns). The first seed
+    also stores its detail for the figures and the explorer: accuracies per group, ID with the other aggregation, the
+    ideal model, the drafts and answers (`ctx.metrics` / `ctx.artefacts`), its world and model (`ctx.objects`)."""
     with ctx.time("train"):
         world, model = build(seed, p, ctx.show_progress)
     with ctx.time("decode"):
         ev = evaluate_decoders(model, world, K_VALUES, p["temperature"], p["aggregate"], seed)
         cr = copy_rate(model, world, 2, seed)
-        other = "prob" if p["aggregate"] == "logprob" else "logprob"
-        acc_other = {k: group_accuracy(world, [parse_city(world, e, a) == world.truth[e] for e, a in
-                                               enumerate(integrative_decode(model, world, list(range(world.n_entities)), [d[:k] for d in ev["drafts"]], other))])
-                     for k in K_VALUES}
     acc = _summarise(world, ev, K_VALUES)
-    acc_o = {**{key: v for key, v in acc.items() if not key.startswith("id")}, **{f"id{k}": v for k, v in acc_other.items()}}
-    ctx.metrics.update(acc_greedy=acc["greedy"]["overall"], acc_sampling=acc["sampling"]["overall"],
-                       acc_id1=acc["id1"]["overall"], acc_id8=acc["id8"]["overall"], acc_id16=acc["id16"]["overall"],
-                       acc_vote16=acc["vote16"]["overall"], acc_id_by_k={k: round(acc[f"id{k}"]["overall"], 3) for k in K_VALUES},
-                       control_acc_greedy=acc["greedy"]["control"], control_acc_id8=acc["id8"]["control"],
-                       copy_rate=cr, copy_prob=p["copy_prob"], accuracy=acc,
-                       accuracy_other_aggregate=dict(aggregate=other, accuracy=acc_o),
-                       ideal=ideal_accuracies(world, K_VALUES, 200, seed),
-                       acc_id_by_k_other_aggregate={k: round(acc_other[k]["overall"], 3) for k in K_VALUES})
-    ctx.artefacts.update(k_values=list(K_VALUES), groups=list(GROUPS), group=world.group, truth=world.truth,
-                         misconception=world.misconception, itos=world.itos,
-                         drafts=[[world.decode(d) for d in ds] for ds in ev["drafts"]],
-                         greedy=[world.decode(a) for a in ev["greedy_answers"]],
-                         id_answers={k: [world.decode(a) for a in v] for k, v in ev["id_answers"].items()})
-    ctx.objects.update(world=world, model=model)
-    return {}
+    row = dict(acc_greedy=acc["greedy"]["overall"], acc_sampling=acc["sampling"]["overall"],
+               acc_id1=acc["id1"]["overall"], acc_id8=acc["id8"]["overall"], acc_id16=acc["id16"]["overall"],
+               acc_vote16=acc["vote16"]["overall"], acc_id_by_k={k: round(acc[f"id{k}"]["overall"], 3) for k in K_VALUES},
+               clean_acc_id1=acc["id1"]["clean"], clean_acc_id16=acc["id16"]["clean"],
+               mis_acc_greedy=acc["greedy"]["misconception"], mis_acc_id1=acc["id1"]["misconception"],
+               mis_acc_id16=acc["id16"]["misconception"], mis_acc_vote16=acc["vote16"]["misconception"],
+               control_acc_greedy=acc["greedy"]["control"], control_acc_id8=acc["id8"]["control"], copy_rate=cr)
+    if seed == ctx.seeds[0]:
+        with ctx.time("decode"):
+            other = "prob" if p["aggregate"] == "logprob" else "logprob"
+            ents = list(range(world.n_entities))
+            acc_other = {k: group_accuracy(world, [parse_city(world, e, a) == world.truth[e] for e, a in
+                                                   enumerate(integrative_decode(model, world, ents, [d[:k] for d in ev["drafts"]], other))])
+                         for k in K_VALUES}
+        acc_o = {**{key: v for key, v in acc.items() if not key.startswith("id")}, **{f"id{k}": v for k, v in acc_other.items()}}
+        ctx.metrics.update(copy_prob=p["copy_prob"], detail_seed=seed, accuracy=acc,
+                           accuracy_other_aggregate=dict(aggregate=other, accuracy=acc_o),
+                           ideal=ideal_accuracies(world, K_VALUES, 200, seed),
+                           acc_id_by_k_other_aggregate={k: round(acc_other[k]["overall"], 3) for k in K_VALUES})
+        ctx.artefacts.update(k_values=list(K_VALUES), groups=list(GROUPS), group=world.group, truth=world.truth,
+                             misconception=world.misconception, itos=world.itos,
+                             drafts=[[world.decode(d) for d in ds] for ds in ev["drafts"]],
+                             greedy=[world.decode(a) for a in ev["greedy_answers"]],
+                             id_answers={k: [world.decode(a) for a in v] for k, v in ev["id_answers"].items()})
+        ctx.objects.update(world=world, model=model)
+    return row
 
 
 # One torch thread. Two threads train this 2-layer model ~1.4x faster on an idle 2-core machine, but next to another
 # busy process (two papers at once in `iclrbench docs --jobs 2`, xdist workers) the run took 5x longer (343 s).
 run = experiment(PAPER, PARAMS, SCALES, CLAIMS, per_seed=one_seed, torch_threads=1)
+
 
 # %% ../../nbs/papers/integrative_decoding.ipynb #258adfe7
 def explore(result=None):
