@@ -64,7 +64,8 @@ def _value(v: Any) -> str:
 
 def stored_result_markdown(slug: str, scale: str = "full", metrics: Sequence[str] | None = None,
                            settings: Settings | None = None) -> str:
-    """Markdown for a stored run: where and when it ran, its claims table, and the `metrics` asked for (default none).
+    """Markdown for a stored run: where and when it ran, its claims table, and the `metrics` asked for (default none;
+    one the stored run lacks is shown as absent).
 
     Without a stored run it says so and how to make one, so a notebook never shows stale, hand-typed numbers."""
     loaded = load_stored_result(slug, scale, settings)
@@ -78,7 +79,8 @@ def stored_result_markdown(slug: str, scale: str = "full", metrics: Sequence[str
             f"`{commit}` on {stored.get('machine', 'an unknown machine')}{wall}.")
     parts = [head, "", outcomes_markdown(result.claims)]
     if metrics:
-        missing = [k for k in metrics if k not in result.metrics]
-        if missing: raise ValueError(f"parameter 'metrics': {missing} are not in the stored run; it has {sorted(result.metrics)}")
-        parts += ["", "| metric | value |", "|---|---|"] + [f"| `{k}` | {_value(result.metrics[k])} |" for k in metrics]
+        # a metric the code measures now but the stored run predates is shown as absent, never guessed (and never a crash
+        # of the notebook that renders it: rerun with --store to fill it in)
+        parts += ["", "| metric | value |", "|---|---|"] + [
+            f"| `{k}` | {_value(result.metrics[k]) if k in result.metrics else '— (not in this stored run)'} |" for k in metrics]
     return "\n".join(parts)
