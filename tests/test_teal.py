@@ -106,15 +106,8 @@ def test_effective_sparsity_weights_by_parameters(llama):
 
 
 def test_greedy_block_allocation_reaches_target_and_prefers_cheap_sites():
-    from iclrbench.blocks.lm import LMConfig, TinyLM
-    torch.manual_seed(0)
-    model = TinyLM(LMConfig(vocab_size=64, arch="llama", n_layer=1, n_head=2, d_model=32, d_ff=86, max_len=32)).eval()
-    x = torch.randint(0, 64, (4, 32), generator=torch.Generator().manual_seed(1))
-    cal = teal.calibrate(model, [x])
-    with torch.no_grad():
-        _, hidden = model(x, return_hidden=True)
-    names = list(cal.n_params)
-    rows = teal.greedy_allocate_block(teal.model_block_fn(model, 0), hidden[0], names, cal, model, base_step=0.1, target=0.5)
+    model, cal, hidden0, names = _tiny_block()
+    rows = teal.greedy_allocate_block(teal.model_block_fn(model, 0), hidden0, names, cal, model, base_step=0.1, target=0.5)
     assert rows[0]["effective"] == 0 and rows[-1]["effective"] >= 0.5
     assert all(b["effective"] > a["effective"] for a, b in zip(rows, rows[1:]))
     sps = teal.greedy_sparsities({0: rows}, 0.4)

@@ -116,7 +116,8 @@ def experiment(paper: Paper, params: Sequence[Param], scales: Mapping[str, Mappi
             table = SeedTable()
             for s in ctx.bar(seeds, desc=f"{paper.slug} seeds"):
                 table.add(s, per_seed(p, s, ctx))
-            ctx.metrics.update(table.columns())
+            # per-seed lists when the paper loops over seeds; a paper without a seed count has one row: plain values
+            ctx.metrics.update(table.columns() if seeds_param in p else table.rows[0] if table.rows else {})
             if finish is not None: finish(p, table, ctx)
         result = make_result(paper, claims, scale, seed, p, ctx.metrics, ctx.artefacts, ctx.timer.timings)
         result.objects.update(ctx.objects)
