@@ -28,12 +28,16 @@ def seed_everything(seed: int) -> "np.random.Generator":
     return np.random.default_rng(seed)
 
 def get_device(device: str | None = None):
-    "A `torch.device`: the one asked for, else CUDA, else Apple MPS, else CPU. Never assumes a GPU."
+    "A `torch.device`: the one asked for, else (None or 'auto') CUDA, else Apple MPS, else CPU. Never assumes a GPU."
     import torch
-    if device is not None:
-        dev = torch.device(device)
+    if device is not None and device != "auto":
+        try: dev = torch.device(device)
+        except (RuntimeError, TypeError):
+            raise ValueError(f"parameter 'device' must be 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto'; got {device!r}") from None
         if dev.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"parameter 'device' is 'cuda' but no CUDA device is available; use 'cpu'")
+            raise ValueError(f"parameter 'device' is {device!r} but no CUDA device is available; use 'cpu' or 'auto'")
+        if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+            raise ValueError(f"parameter 'device' is 'mps' but no Apple MPS device is available; use 'cpu' or 'auto'")
         return dev
     if torch.cuda.is_available(): return torch.device("cuda")
     mps = getattr(torch.backends, "mps", None)
