@@ -107,7 +107,8 @@ def experiment(paper: Paper, params: Sequence[Param], scales: Mapping[str, Mappi
     "Build a paper's `run(scale, seed, progress, **overrides) -> Result` from what one seed does."
     def run(scale: str = "smoke", seed: int = 0, progress: bool = True, **overrides) -> Result:
         p = resolve_params(params, scales, scale, overrides)       # ValueError naming the parameter, before any work
-        validate_seed(seed)
+        seed = validate_seed(seed, p.get(seeds_param, 1))          # the last seed of the run must be valid too
+        if "device" in p: get_device(p["device"])                  # 'cuda' without a GPU fails here, not mid-run
         seeds = list(range(seed, seed + p[seeds_param])) if seeds_param in p else [seed]
         ctx = RunContext(params=p, seed=seed, seeds=seeds, show_progress=progress)
         ctx.metrics["seeds"] = seeds

@@ -8,16 +8,17 @@ Docs: https://iclrbench.github.io/iclrbench/core/records.html.md"""
 # %% ../../nbs/core/00_records.ipynb #8999f354
 from __future__ import annotations
 
-import dataclasses, datetime as _dt, json, math, os, tempfile
+import ast, dataclasses, datetime as _dt, json, math, numbers, os, sys, tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 # %% auto #0
-__all__ = ['HELD', 'NOT_HELD', 'OFFLINE', 'NOT_AT_SCALE', 'CHECK_ERROR', 'NOT_MEASURED', 'STATUS_MARK', 'RESULT_PATH_ENV',
-           'Paper', 'Param', 'resolve_params', 'validate_seed', 'overrides_from', 'Claim', 'ClaimOutcome',
-           'evaluate_claims', 'to_jsonable', 'Result', 'write_json_atomic', 'markdown_cell', 'outcomes_markdown',
-           'make_result', 'publish_result', 'ClaimsNotHeld', 'assert_claims_hold']
+__all__ = ['SEED_MAX', 'HELD', 'NOT_HELD', 'OFFLINE', 'NOT_AT_SCALE', 'CHECK_ERROR', 'NOT_MEASURED', 'STATUS_MARK',
+           'RESULT_PATH_ENV', 'Paper', 'Param', 'resolve_params', 'validate_seed', 'derived_seed',
+           'injected_parameter_names', 'overrides_from', 'Claim', 'ClaimOutcome', 'evaluate_claims', 'to_jsonable',
+           'Result', 'write_json_atomic', 'markdown_cell', 'outcomes_markdown', 'make_result', 'publish_result',
+           'ClaimsNotHeld', 'assert_claims_hold']
 
 # %% ../../nbs/core/00_records.ipynb #f887e4da
 @dataclass(frozen=True)
@@ -31,6 +32,11 @@ class Paper:
     links: Mapping[str, str] = field(default_factory=dict)  # e.g. {"arXiv": "...", "code": "..."}
 
 _KINDS = {"int": int, "float": float, "bool": bool, "str": str}
+
+def _np_bool() -> type:
+    "numpy's bool type when numpy is loaded (it always is in a paper run), else bool."
+    np = sys.modules.get("numpy")
+    return np.bool_ if np is not None else bool
 
 @dataclass(frozen=True)
 class Param:
@@ -57,18 +63,27 @@ class Param:
         return ValueError(f"parameter {self.name!r} must be {self.allowed()}; got {value!r}")
 
     def validate(self, value: Any) -> Any:
-        "Return `value` coerced to this parameter's type, or raise `ValueError` naming the allowed values."
+        """Return `value` coerced to this parameter's type, or raise `ValueError` naming the allowed values.
+
+        Python and numpy numbers are accepted alike (`np.int64(3)` for an int, `np.float32(0.5)` for a float,
+        `np.bool_(True)` for a bool); NaN, infinities, fractional ints and other types are refused."""
         if self.kind == "bool":
-            if isinstance(value, bool): return value
+            if isinstance(value, (bool, _np_bool())): return bool(value)
             raise self._fail(value)
-        if self.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value): raise self._fail(value)
-            value = int(value)
-        elif self.kind == "float":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value): raise self._fail(value)
-            value = float(value)
+        if self.kind in ("int", "float"):
+            if isinstance(value, (bool, _np_bool())) or not isinstance(value, numbers.Real): raise self._fail(value)
+            try: finite = math.isfinite(float(value))
+            except (OverflowError, TypeError, ValueError): finite = False
+            if not finite: raise self._fail(value)
+            if self.kind == "int":
+                if isinstance(value, numbers.Integral): value = int(value)
+                elif float(value) == int(value): value = int(value)
+                else: raise self._fail(value)
+            else: value = float(value)
         elif not isinstance(value, str): raise self._fail(value)
-        if self.choices is not None and value not in self.choices: raise self._fail(value)
+        try: ok = self.choices is None or value in self.choices
+        except TypeError: ok = False
+        if not ok: raise self._fail(value)
         if self.low is not None and value < self.low: raise self._fail(value)
         if self.high is not None and value > self.high: raise self._fail(value)
         return value
@@ -92,7 +107,7 @@ class Param:
 def resolve_params(params: Sequence[Param], scales: Mapping[str, Mapping[str, Any]], scale: str,
                    overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     "The preset `scales[scale]` updated with `overrides`, each value validated against `params`."
-    if scale not in scales:
+    if not isinstance(scale, str) or scale not in scales:
         raise ValueError(f"parameter 'scale' must be one of {list(scales)}; got {scale!r}")
     spec = {p.name: p for p in params}
     overrides = dict(overrides or {})
@@ -104,15 +119,45 @@ def resolve_params(params: Sequence[Param], scales: Mapping[str, Mapping[str, An
     if missing: raise ValueError(f"scale {scale!r} does not set parameter(s) {missing}")
     return {name: spec[name].validate(values[name]) for name in spec}
 
-def validate_seed(seed: Any) -> int:
-    "Seeds are non-negative ints (numpy's `default_rng` rejects negative ones)."
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0 or seed >= 2**32:
-        raise ValueError(f"parameter 'seed' must be an int in [0, 4294967295]; got {seed!r}")
-    return seed
+SEED_MAX = 2**32 - 1   # numpy's legacy seeding and torch's `manual_seed` accept up to this
+
+def validate_seed(seed: Any, n_seeds: int = 1) -> int:
+    """Seeds are ints in [0, 2**32 - 1] (numpy's `default_rng` rejects negative ones); a run over `n_seeds` seeds uses
+    `seed .. seed + n_seeds - 1`, so its last seed must be in range too. numpy ints are accepted."""
+    if isinstance(seed, (bool, _np_bool())) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) <= SEED_MAX:
+        raise ValueError(f"parameter 'seed' must be an int in [0, {SEED_MAX}]; got {seed!r}")
+    if int(seed) + n_seeds - 1 > SEED_MAX:
+        raise ValueError(f"parameter 'seed' must be an int in [0, {SEED_MAX - n_seeds + 1}] when n_seeds is {n_seeds} "
+                         f"(the run uses seeds seed .. seed + n_seeds - 1); got {seed!r}")
+    return int(seed)
+
+def derived_seed(seed: int, *parts: int) -> int:
+    """A seed in range for a sub-stream of `seed` (e.g. one per model or split): `(seed * 1000 + sum(parts)) mod 2**32`,
+    which is `seed * 1000 + ...` itself for every seed below 4,294,967 (so older runs keep their numbers) and stays
+    a valid seed for the largest ones."""
+    return (int(seed) * 1000 + sum(int(p) for p in parts)) % (SEED_MAX + 1)
+
+def injected_parameter_names(namespace: Mapping[str, Any]) -> list[str]:
+    """Names papermill assigned in this kernel's injected-parameters cell (the cell whose source starts with
+    papermill's `# Parameters` comment, found in IPython's input history `In`); [] outside papermill."""
+    names: list[str] = []
+    for source in namespace.get("In", []) or []:
+        if not isinstance(source, str) or not source.lstrip().startswith("# Parameters"): continue
+        try: tree = ast.parse(source)
+        except SyntaxError: continue
+        names += [t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)]
+    return names
 
 def overrides_from(namespace: Mapping[str, Any], params: Sequence[Param]) -> dict[str, Any]:
     """The parameters a notebook's `parameters` cell set, read from its namespace against the paper's `PARAMS`
-    (`None` means "the scale's value"), so each parameter is named once: `run(scale, seed, **overrides_from(globals(), PARAMS))`."""
+    (`None` means "the scale's value"), so each parameter is named once: `run(scale, seed, **overrides_from(globals(), PARAMS))`.
+
+    A name papermill injected that the notebook does not declare (`papermill nb.ipynb out.ipynb -p no_such 1`, which
+    papermill itself only warns about) is a `ValueError` here, with the message the `iclrbench` CLI gives."""
+    declared = ["scale", "seed", *(p.name for p in params)]
+    unknown = [n for n in injected_parameter_names(namespace) if n not in declared]
+    if unknown:
+        raise ValueError(f"unknown parameter {unknown[0]!r}; the notebook declares: {', '.join(sorted(declared))}")
     return {p.name: namespace[p.name] for p in params if namespace.get(p.name) is not None}
 
 # %% ../../nbs/core/00_records.ipynb #f259a278

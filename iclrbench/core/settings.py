@@ -8,14 +8,16 @@ Docs: https://iclrbench.github.io/iclrbench/core/settings.html.md"""
 # %% ../../nbs/core/04_settings.ipynb #0fb967b5
 from __future__ import annotations
 
-import configparser, os
+import configparser, math, os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .registry import DEFAULT_BUDGETS, card_index
+from .records import SEED_MAX
+from .registry import CARD_INDEX, DEFAULT_BUDGETS, card_index
 
 # %% auto #0
-__all__ = ['DEFAULTS', 'SETTINGS_ENV', 'find_settings_file', 'Settings', 'load_settings']
+__all__ = ['DEFAULTS', 'SETTINGS_ENV', 'MAX_JOBS', 'find_settings_file', 'Settings', 'known_scales', 'validate_settings',
+           'load_settings']
 
 # %% ../../nbs/core/04_settings.ipynb #33a4afc6
 DEFAULTS: dict[str, dict[str, str]] = {
@@ -33,6 +35,7 @@ DEFAULTS: dict[str, dict[str, str]] = {
 }
 
 SETTINGS_ENV = "ICLRBENCH_SETTINGS"
+MAX_JOBS = 64   # kernels at once; more is a typo on any machine this runs on
 
 def _is_checkout(folder: Path) -> bool:
     pp = folder / "pyproject.toml"
@@ -95,14 +98,64 @@ class Settings:
         card = card_index().get(slug)
         return card.budget(scale) if card is not None else float(DEFAULT_BUDGETS.get(scale, 900.0))
 
+_BOOL_WORDS = ("1", "true", "yes", "on", "0", "false", "no", "off")
+
+def known_scales() -> list[str]:
+    "Every scale some paper defines (from the card index), in the usual order."
+    try: found = {s for card in card_index().values() for s in card.scales}
+    except RuntimeError: found = set()
+    order = ["smoke", "full", "paper"]
+    return [s for s in order if s in found or s in ("smoke", "full")] + sorted(found - set(order))
+
+def validate_settings(settings: Settings) -> Settings:
+    """Check every value of a settings file before anything runs; a bad one is a `ValueError` naming the file, the
+    section, the key, the value and what is allowed."""
+    src = settings.source or "the built-in settings"
+    def bad(section, key, value, allowed):
+        return ValueError(f"{src}: [{section}] {key} = {value!r} is not allowed; it must be {allowed}")
+    extra = sorted(set(settings.values) - set(DEFAULTS))
+    if extra: raise ValueError(f"{src}: unknown section [{extra[0]}]; allowed sections: [run], [budgets]")
+    run = settings.values.get("run", {})
+    unknown = sorted(set(run) - set(DEFAULTS["run"]))
+    if unknown: raise ValueError(f"{src}: [run] has no setting {unknown[0]!r}; allowed: {', '.join(DEFAULTS['run'])}")
+    g = lambda k: settings.get("run", k).strip()
+    try: seed = int(g("default_seed"))
+    except ValueError: seed = -1
+    if not 0 <= seed <= SEED_MAX: raise bad("run", "default_seed", g("default_seed"), f"an int in [0, {SEED_MAX}]")
+    try: jobs = int(g("jobs"))
+    except ValueError: jobs = 0
+    if not 1 <= jobs <= MAX_JOBS: raise bad("run", "jobs", g("jobs"), f"an int in [1, {MAX_JOBS}]")
+    scales = known_scales()
+    if g("default_scale") not in scales: raise bad("run", "default_scale", g("default_scale"), f"one of {scales}")
+    if g("store_widget_state").lower() not in _BOOL_WORDS:
+        raise bad("run", "store_widget_state", g("store_widget_state"), "true or false")
+    for k in ("kernel", "output_dir", "ledger", "nbs_path"):
+        if not g(k): raise bad("run", k, g(k), "a non-empty " + ("kernel name" if k == "kernel" else "path"))
+    slugs = set(card_index()) if CARD_INDEX.exists() else set()
+    for key, value in settings.values.get("budgets", {}).items():
+        slug, _, scale = key.rpartition(".")
+        if scale not in scales or (slug and slugs and slug not in slugs):
+            raise ValueError(f"{src}: [budgets] {key} is not a budget name; use a scale ({', '.join(scales)}) or "
+                             f"<paper>.<scale>, e.g. mixmax.smoke")
+        try: seconds = float(value)
+        except ValueError: seconds = float("nan")
+        if not (math.isfinite(seconds) and seconds > 0): raise bad("budgets", key, value, "a positive number of seconds")
+    return settings
+
 def load_settings(path: str | os.PathLike | None = None) -> Settings:
-    "Read the settings file (`path`, or the one `find_settings_file` finds) over the built-in defaults."
+    """Read the settings file (`path`, or the one `find_settings_file` finds) over the built-in defaults, and validate
+    it (`validate_settings`): a file that is not INI, or a bad value, is a `ValueError` naming the file and key."""
     src = Path(path) if path else find_settings_file()
     values = {s: dict(kv) for s, kv in DEFAULTS.items()}
     root = Path.cwd()
     if src is not None:
-        cp = configparser.ConfigParser()
-        if not cp.read(src): raise ValueError(f"cannot read settings file {src}")
+        cp = configparser.ConfigParser(interpolation=None)
+        try: read = cp.read(src, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError) as e:
+            first = str(e).strip().splitlines()[0]
+            raise ValueError(f"{src}: not a valid settings file ({first}); settings sit under a [run] or [budgets] "
+                             f"header, one `key = value` per line") from None
+        if not read: raise ValueError(f"cannot read settings file {src}")
         for s in cp.sections(): values.setdefault(s, {}).update(cp[s])
         root = src.resolve().parent
-    return Settings(root=root, values=values, source=src)
+    return validate_settings(Settings(root=root, values=values, source=src))

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 import torch
 
 from ..blocks.images import psnr
+from ..core.records import derived_seed
 from ..core.runtime import torch_threads
 from ..papers.hybrid_regularization import (BETA_GRID, TASKS, GMMDenoiser, make_operator, measure, run,
                                                     solve_inverse, split_digits)
@@ -185,7 +186,7 @@ class HRExplorer(Explorer):
             op, y = self._problem(task, mask, sigma_y)
             with torch_threads(1):
                 return solve_inverse(self._den(s), op, y, method, beta=beta, steps=steps, lr=self.p["lr"], lam=self.p["lam"],
-                                     weighting=self.p["weighting"], seed=self.seed * 1000, x_true=self.X)
+                                     weighting=self.p["weighting"], seed=derived_seed(self.seed), x_true=self.X)
         return self.cached((method, task, mask, sigma_y, s, steps, beta if method == "hr" else None), solve)
 
     # --- drawing --------------------------------------------------------------------------------

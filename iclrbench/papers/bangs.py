@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from scipy.optimize import minimize_scalar
 
 from ..blocks.graphs import (GraphData, appnp_propagation, csbm_multiclass, normalized_adjacency, split_per_class)
-from ..core import Claim, Paper, Param, get_device, torch_threads
+from ..core import Claim, Paper, Param, derived_seed, get_device, torch_threads
 from ..core.experiment import experiment, per_seed
 
 # %% auto #0
@@ -341,7 +341,7 @@ class SelfTrainer:
         self.record.pseudo_correct.append(float((new_lab == y[s]).mean()) if s.size else float("nan"))
         with torch_threads(1):
             self.logits, vacc = self._train(np.concatenate([self.lab, self.pseudo]), np.concatenate([self.y_lab, self.pseudo_lab]),
-                                            self.seed * 1000 + r + 1)
+                                            derived_seed(self.seed, r + 1))
         self._log(vacc)
         return sel
 

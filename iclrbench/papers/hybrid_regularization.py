@@ -18,7 +18,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..blocks.images import load_digit_images, psnr, upsample
-from ..core import Claim, Paper, Param, validate_seed
+from ..core import Claim, Paper, Param, derived_seed, validate_seed
 from ..core.experiment import experiment
 from ..core.runtime import progress as progress_bar
 from ..core.runtime import torch_threads
@@ -556,8 +556,8 @@ CLAIMS = [
 
 # %% ../../nbs/papers/hybrid_regularization.ipynb #b1eaa36a
 def solver_seed(run_seed: int, seed: int) -> int:
-    "The solver-noise seed of the harness's seed `seed` in a run from `run_seed`: 1000·run_seed + (seed − run_seed)."
-    return 1000 * run_seed + (seed - run_seed)
+    "The solver-noise seed of the harness's seed `seed` in a run from `run_seed`: 1000·run_seed + (seed − run_seed), mod 2³²."
+    return derived_seed(run_seed, seed - run_seed)
 
 
 def _unet_problem(p: dict, seed: int, prior, pool, ctx) -> dict[str, Any]:

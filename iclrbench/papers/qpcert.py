@@ -21,7 +21,7 @@ from scipy.sparse import coo_matrix, csr_matrix, hstack, vstack
 from torch_geometric.nn import GCNConv
 
 from ..blocks.graphs import GraphData, appnp_propagation, csbm_binary, karate_club, normalized_adjacency
-from ..core import Claim, Paper, Param
+from ..core import Claim, Paper, Param, derived_seed
 from ..core.experiment import experiment, per_seed
 from ..core.runtime import get_device, torch_threads
 
@@ -457,7 +457,7 @@ def ntk_width_check(graph: GraphData, widths: Sequence[int] = (64, 256, 1024, 40
     errs = []
     with torch_threads(1):
         for w in widths:
-            e = [np.linalg.norm(empirical_gcn_ntk(graph, w, seed * 1000 + i) - Q) / np.linalg.norm(Q) for i in range(inits)]
+            e = [np.linalg.norm(empirical_gcn_ntk(graph, w, derived_seed(seed, i)) - Q) / np.linalg.norm(Q) for i in range(inits)]
             errs.append(float(np.mean(e)))
     return dict(widths=list(widths), rel_error=errs)
 

@@ -24,8 +24,12 @@ def claim_rows(ledger_rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
     for r in ledger_rows:
         meta = dict(slug=r["slug"], scale=r["scale"], seed=r.get("seed"))
         if r.get("status") != "ok" and not r.get("claims"):
-            out.append(dict(meta, id="—", statement="(the run raised before producing a result)", paper_value="",
-                            metric="", status="run failed", measured=(r.get("error") or "")[:300]))
+            st = r.get("status")
+            what = {"running": ("(the run is still running)", "running"),
+                    "interrupted": ("(the run was interrupted before it produced a result)", "run interrupted"),
+                    "skipped": ("(not run at this scale)", "not run at this scale")}.get(st, ("(the run raised before producing a result)", "run failed"))
+            out.append(dict(meta, id="—", statement=what[0], paper_value="", metric="", status=what[1],
+                            measured=(r.get("error") or "")[:300]))
             continue
         for c in r.get("claims", []): out.append(dict(meta, **c))
     return out

@@ -7,7 +7,7 @@ Docs: https://iclrbench.github.io/iclrbench/run/cli.html.md"""
 # %% ../../nbs/run/03_cli.ipynb #5f22633b
 from __future__ import annotations
 
-import argparse, sys
+import argparse, os, sys
 from pathlib import Path
 from typing import Sequence
 
@@ -27,7 +27,8 @@ def _build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run one paper notebook through papermill")
     r.add_argument("slug")
     r.add_argument("--scale", help="smoke (default) or full")
-    r.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
+    r.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="a run parameter; VALUE may start with '-' (e.g. -p smoothing -0.5)")
     r.add_argument("--output-dir", help="where runs are written (default: output_dir in settings.ini)")
     r.add_argument("--no-html", action="store_true", help="skip the HTML copy")
     r.add_argument("--store", action="store_true",
@@ -41,13 +42,42 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("--scale", default=None)
     c.add_argument("--format", choices=["text", "markdown", "html"], default="text")
     d = sub.add_parser("docs", help="build the docs site: nbdev-docs where Quarto is installed, else an offline HTML site")
-    d.add_argument("--out", default="_site", help="where the offline site is written (default: _site)")
+    d.add_argument("--out", default="_site", help="where the offline site is written (default: _site); only a folder "
+                   "`iclrbench docs` made (or a new or empty one) is ever replaced")
     d.add_argument("--scale", default=None, help="scale of the notebook runs (default: settings.ini)")
     d.add_argument("--jobs", type=int, default=None, help="paper notebooks run at once (default: settings.ini)")
     d.add_argument("--only", nargs="+", metavar="SLUG", help="only these papers")
     d.add_argument("--reuse", action="store_true", help="reuse each paper's newest stored run that kept its widget state")
     d.add_argument("--offline-html", action="store_true", help="build the offline HTML site even where Quarto is installed")
+    ru = sub.add_parser("runs", help="list the run folders and their sizes, or prune old ones")
+    rus = ru.add_subparsers(dest="runs_command", required=True, parser_class=_Parser)
+    rl = rus.add_parser("list", help="every run folder with its size, status and why pruning keeps it")
+    rl.add_argument("--output-dir")
+    pr = rus.add_parser("prune", help="delete all but the newest N run folders per paper (never one a claims table "
+                        "or the docs site reads); shows the plan unless --yes")
+    pr.add_argument("--keep", type=int, required=True, metavar="N")
+    pr.add_argument("--yes", action="store_true", help="delete without asking")
+    pr.add_argument("--output-dir")
+    le = sub.add_parser("ledger", help="check the runs ledger, or repair it from the run folders")
+    les = le.add_subparsers(dest="ledger_command", required=True, parser_class=_Parser)
+    les.add_parser("check", help="is the ledger usable?")
+    lr = les.add_parser("repair", help="move an unusable ledger aside (never deleted) and re-index every run folder")
+    lr.add_argument("--yes", action="store_true", help="move an unusable ledger aside without asking")
     return p
+
+def _split_params(argv: list[str]) -> tuple[list[str], list[list[str]]]:
+    """Take `-p NAME VALUE` / `--param NAME VALUE` out of `argv` before argparse sees it, so a VALUE such as `-inf` or
+    `-0.5` is a value, never an option."""
+    rest, pairs, i = [], [], 0
+    while i < len(argv):
+        if argv[i] in ("-p", "--param"):
+            if i + 2 >= len(argv) + 0 and len(argv) - i < 3:
+                raise _ParamError(f"argument -p/--param: expected 2 arguments (NAME VALUE)")
+            pairs.append([argv[i + 1], argv[i + 2]]); i += 3
+        else: rest.append(argv[i]); i += 1
+    return rest, pairs
+
+class _ParamError(ValueError): pass
 
 # %% ../../nbs/run/03_cli.ipynb #6dec1d77
 def _cmd_list(settings) -> int:
@@ -69,12 +99,15 @@ def _print_record(rec) -> None:
     if rec.error: print(f"note: {rec.error.splitlines()[0][:300]}")
 
 def _cmd_run(args, settings) -> int:
-    from iclrbench.run.runner import parse_run_params, run_paper
-    try: values = parse_run_params(args.slug, args.param, scale=args.scale, settings=settings)
-    except ValueError as e: return _fail(e)
+    from iclrbench.run.runner import parse_run_params, preflight, run_paper
+    values = parse_run_params(args.slug, args.param, scale=args.scale, settings=settings)
+    preflight(settings, args.output_dir)        # output folder and ledger usable, before any kernel starts
     rec = run_paper(args.slug, values, settings=settings, output_dir=args.output_dir, html=not args.no_html,
                     progress=sys.stderr.isatty())  # papermill's per-cell progress bar in a terminal
     _print_record(rec)
+    if rec.ledger_error:
+        return _fail(ValueError(f"the run finished and is kept in {rec.run_dir}, but it could not be recorded: "
+                                f"{rec.ledger_error}"))
     if args.store and rec.status == "ok" and rec.result is not None:
         from iclrbench.run.stored import store_result
         print(f"stored: {store_result(rec.result, wall_s=rec.wall_s, settings=settings)}")
@@ -84,15 +117,13 @@ def _cmd_run(args, settings) -> int:
 
 def _cmd_reproduce(args, settings) -> int:
     from iclrbench.run.claims import claim_rows, rows_html, rows_markdown, rows_text
-    from iclrbench.run.runner import record_rows, reproduce
-    scale = args.scale or settings.default_scale
-    jobs = args.jobs if args.jobs is not None else settings.jobs
-    if scale not in ("smoke", "full", "paper"): return _fail(ValueError(f"parameter '--scale' must be one of ['smoke', 'full', 'paper']; got {scale!r}"))
+    from iclrbench.run.runner import check_jobs, check_scale, record_rows, reproduce
+    scale = check_scale(args.scale or settings.default_scale, "--scale")
+    jobs = check_jobs(args.jobs if args.jobs is not None else settings.jobs, "--jobs")
     def done(rec):
         late = f" (over its {rec.budget_s:.0f} s budget)" if rec.budget_s and rec.over_budget else ""
         print(f"  {rec.slug}: {rec.status} in {rec.wall_s:.1f} s{late}", flush=True)
-    try: recs = reproduce(scale, jobs, slugs=args.only, settings=settings, output_dir=args.output_dir, on_done=done)
-    except ValueError as e: return _fail(e)
+    recs = reproduce(scale, jobs, slugs=args.only, settings=settings, output_dir=args.output_dir, on_done=done)
     rows = claim_rows(record_rows(recs))
     out = Path(args.output_dir or settings.output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -100,44 +131,97 @@ def _cmd_reproduce(args, settings) -> int:
     (out / f"claims-{scale}.html").write_text(rows_html(rows, f"iclrbench claims ({scale})"))
     print(); print(rows_text(rows))
     print(f"\nclaims table: {out / f'claims-{scale}.md'} and .html; ledger: {settings.ledger_path}")
-    return 0 if all(r.status == "ok" for r in recs) else 1
+    return 0 if all(r.status in ("ok", "skipped") for r in recs) else 1
 
 def _cmd_claims(args, settings) -> int:
     from iclrbench.run.claims import claim_rows, rows_html, rows_markdown, rows_text
     from iclrbench.run.ledger import Ledger
+    from iclrbench.run.runner import check_scale
+    if args.scale is not None: check_scale(args.scale, "--scale")
     if not settings.ledger_path.exists(): return _fail(ValueError(f"no runs recorded yet in {settings.ledger_path}; try `iclrbench reproduce`"))
-    rows = claim_rows(Ledger(settings.ledger_path).latest(scale=args.scale))
+    rows = claim_rows(Ledger(settings.ledger_path, create=False).latest(scale=args.scale))
     print({"text": rows_text, "markdown": rows_markdown, "html": rows_html}[args.format](rows))
     return 0
 
 def _cmd_docs(args, settings) -> int:
     from iclrbench.site import builder as site
+    from iclrbench.run.runner import check_jobs, check_scale, preflight
     if site.quarto_available() and not args.offline_html:
         print("Quarto found: running nbdev-docs (use --offline-html for the offline site)")
         return site.nbdev_docs()
-    scale = args.scale or settings.default_scale
-    jobs = args.jobs if args.jobs is not None else settings.jobs
-    if scale not in ("smoke", "full", "paper"): return _fail(ValueError(f"parameter '--scale' must be one of ['smoke', 'full', 'paper']; got {scale!r}"))
-    try: rep = site.build_site(args.out, slugs=args.only, scale=scale, jobs=jobs, settings=settings, reuse=args.reuse,
-                               log=lambda m: print(m, flush=True))
-    except ValueError as e: return _fail(e)
+    scale = check_scale(args.scale or settings.default_scale, "--scale")
+    jobs = check_jobs(args.jobs if args.jobs is not None else settings.jobs, "--jobs")
+    site.check_site_out(args.out, settings)     # before anything runs: only a folder the builder made is replaced
+    preflight(settings)
+    rep = site.build_site(args.out, slugs=args.only, scale=scale, jobs=jobs, settings=settings, reuse=args.reuse,
+                          log=lambda m: print(m, flush=True))
     for w in rep.warnings: print(f"warning: {w}")
     print(rep.summary())
     print(f"read it offline: open {Path(rep.out, 'index.html').resolve()} or `python -m http.server -d {rep.out}`")
     return 0 if rep.ok else 1
 
+def _confirm(question: str) -> bool:
+    "Ask on a terminal; never assume yes when no one can answer."
+    if not sys.stdin.isatty(): return False
+    try: return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError: return False
+
+def _cmd_runs(args, settings) -> int:
+    from iclrbench.run.runs import list_runs, prune_plan, prune_runs, runs_table
+    if args.runs_command == "list":
+        print(runs_table(list_runs(settings, args.output_dir)))
+        return 0
+    plan = prune_plan(args.keep, settings, args.output_dir)
+    size = sum(f.size_bytes for f in plan) / 2**20
+    if not plan: print("nothing to prune"); return 0
+    print(runs_table(plan))
+    if not (args.yes or _confirm(f"delete these {len(plan)} run folder(s) ({size:.1f} MB)?")):
+        print(f"nothing deleted; pass --yes to delete these {len(plan)} run folder(s) ({size:.1f} MB)")
+        return 0
+    gone = prune_runs(args.keep, settings, args.output_dir)
+    print(f"deleted {len(gone)} run folder(s), {sum(f.size_bytes for f in gone) / 2**20:.1f} MB; their ledger rows are marked pruned")
+    return 0
+
+def _cmd_ledger(args, settings) -> int:
+    from iclrbench.run.ledger import Ledger, ledger_problem, repair_ledger
+    problem = ledger_problem(settings.ledger_path)
+    if args.ledger_command == "check":
+        if problem: return _fail(ValueError(problem))
+        n = len(Ledger(settings.ledger_path).rows()) if settings.ledger_path.exists() else 0
+        print(f"{settings.ledger_path}: ok, {n} run(s)")
+        return 0
+    if problem and not (args.yes or _confirm(f"{problem}\nmove {settings.ledger_path.name} aside and rebuild it from the run folders?")):
+        return _fail(ValueError(f"{settings.ledger_path} was left as it is; pass --yes to move it aside "
+                                f"(renamed to {settings.ledger_path.name}.corrupt-<time>, never deleted) and rebuild it"))
+    print(repair_ledger(settings.ledger_path, settings.output_dir).summary())
+    return 0
+
 def _fail(e: Exception) -> int:
-    print(f"iclrbench: error: {e}", file=sys.stderr)
+    print(f"iclrbench: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
     return 2
 
 def main(argv: Sequence[str] | None = None) -> int:
     "Entry point of the `iclrbench` console script."
+    console = argv is None
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try: argv, pairs = _split_params(argv)
+    except _ParamError as e: return _fail(e)
     args = _build_parser().parse_args(argv)
+    if args.command == "run": args.param = [tuple(p) for p in pairs]
+    elif pairs: return _fail(ValueError(f"-p/--param is an option of `iclrbench run`, not of `iclrbench {args.command}`"))
     from iclrbench.core.settings import load_settings
-    try: settings = load_settings(args.settings)
-    except ValueError as e: return _fail(e)
-    if args.command == "list": return _cmd_list(settings)
-    if args.command == "run": return _cmd_run(args, settings)
-    if args.command == "reproduce": return _cmd_reproduce(args, settings)
-    if args.command == "docs": return _cmd_docs(args, settings)
-    return _cmd_claims(args, settings)
+    commands = {"list": _cmd_list, "run": _cmd_run, "reproduce": _cmd_reproduce, "docs": _cmd_docs, "claims": _cmd_claims,
+                "runs": _cmd_runs, "ledger": _cmd_ledger}
+    try:
+        settings = load_settings(args.settings)
+        return commands[args.command](settings) if args.command == "list" else commands[args.command](args, settings)
+    except ValueError as e:                     # bad input, settings, ledger or output folder: one line, exit 2
+        return _fail(e)
+    except KeyboardInterrupt as e:              # Ctrl-C: one line; the run was recorded as interrupted, its kernel stopped
+        where = f"; what it wrote is kept in {e.args[0]}" if e.args and e.args[0] else ""
+        print(f"iclrbench: interrupted{where}", file=sys.stderr)
+        if console:   # the console script: leave now, before abandoned asyncio tasks of the run print at exit
+            sys.stdout.flush(); sys.stderr.flush(); os._exit(130)
+        return 130
+    except PermissionError as e:
+        return _fail(ValueError(f"permission denied: {e.filename or e}; check the folders in settings.ini"))

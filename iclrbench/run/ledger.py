@@ -7,14 +7,16 @@ Docs: https://iclrbench.github.io/iclrbench/run/ledger.html.md"""
 # %% ../../nbs/run/00_ledger.ipynb #02c70da5
 from __future__ import annotations
 
-import datetime as _dt, json, os, sqlite3, subprocess, tempfile
+import datetime as _dt, json, os, socket, sqlite3, subprocess, tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..core.records import to_jsonable, write_json_atomic
 
 # %% auto #0
-__all__ = ['git_commit', 'Ledger']
+__all__ = ['RUNNING', 'OK', 'FAILED', 'INTERRUPTED', 'RUN_MARKER', 'git_commit', 'LedgerError', 'Ledger', 'run_folders',
+           'folder_row', 'RepairReport', 'ledger_problem', 'repair_ledger']
 
 # %% ../../nbs/run/00_ledger.ipynb #e2aa2af8
 def git_commit(folder: str | os.PathLike | None = None) -> str | None:
@@ -34,7 +36,7 @@ CREATE TABLE IF NOT EXISTS runs (
     slug TEXT NOT NULL,
     scale TEXT NOT NULL,
     seed INTEGER,
-    status TEXT NOT NULL,          -- ok | failed
+    status TEXT NOT NULL,          -- running | ok | failed | interrupted
     error TEXT,
     params TEXT NOT NULL,          -- JSON
     metrics TEXT NOT NULL,         -- JSON
@@ -45,56 +47,232 @@ CREATE TABLE IF NOT EXISTS runs (
     git_commit TEXT,
     notebook TEXT, html TEXT, result_json TEXT,
     started TEXT NOT NULL,
-    finished TEXT NOT NULL
+    finished TEXT NOT NULL,        -- '' while running
+    pid INTEGER, host TEXT,        -- the process that runs it (a `running` row whose process is gone was interrupted)
+    run_dir TEXT, pruned TEXT      -- the run's folder; when `iclrbench runs prune` deleted it
 )"""
+_REQUIRED = ("id", "run_id", "slug", "scale", "seed", "status", "params", "metrics", "claims", "timings", "started", "finished")
+_ADDED = {"pid": "INTEGER", "host": "TEXT", "run_dir": "TEXT", "pruned": "TEXT"}   # columns newer than the first ledgers
+RUNNING, OK, FAILED, INTERRUPTED = "running", "ok", "failed", "interrupted"
+
+class LedgerError(ValueError):
+    "The runs ledger cannot be used; the message names the file, what is wrong and what to do."
+
+def _now() -> str: return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid: return False
+    try: os.kill(int(pid), 0)
+    except ProcessLookupError: return False
+    except (PermissionError, OverflowError, ValueError): return True
+    try:  # a zombie (exited, not yet reaped) is not running
+        with open(f"/proc/{int(pid)}/stat") as f: return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError: return True
+
+def _corrupt_message(path: Path, why: str) -> str:
+    return (f"the runs ledger {path} is not usable ({why}); nothing was run. `iclrbench ledger repair` moves it aside "
+            f"to {path.name}.corrupt-<time> and rebuilds it from the run folders (or set `ledger` in settings.ini)")
 
 class Ledger:
-    "The runs ledger: an SQLite file with one row per run."
-    def __init__(self, path: str | os.PathLike):
+    """The runs ledger: an SQLite file with one row per run. A run's row is written when it starts (`running`) and
+    completed when it ends (`ok`, `failed` or `interrupted`); a `running` row whose process no longer exists on this
+    host reads as `interrupted`. Opening checks the file and raises `LedgerError` (a `ValueError`) when it is not an
+    iclrbench ledger or cannot be written."""
+    def __init__(self, path: str | os.PathLike, create: bool = True):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as con: con.execute(_SCHEMA)
+        if create:
+            try: self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise LedgerError(f"cannot create the folder of the runs ledger {self.path} ({e.strerror or e}); "
+                                  f"set `ledger` in settings.ini to a writable place") from None
+        elif not self.path.exists():
+            raise LedgerError(f"no runs ledger at {self.path}; try `iclrbench reproduce` or `iclrbench run SLUG`")
+        self.check()
 
     def _connect(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, timeout=30)
         con.row_factory = sqlite3.Row
         return con
 
-    def record(self, *, run_id: str, slug: str, scale: str, seed: int | None, status: str, params: Mapping,
-               metrics: Mapping | None = None, claims: list | None = None, timings: Mapping | None = None,
-               wall_s: float | None = None, version: str | None = None, error: str | None = None,
-               notebook: str | None = None, html: str | None = None, result_json: str | None = None,
-               started: str | None = None) -> int:
-        "Insert one run in a single transaction; returns its row id."
-        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-        row = dict(run_id=run_id, slug=slug, scale=scale, seed=seed, status=status, error=error,
-                   params=json.dumps(to_jsonable(params)), metrics=json.dumps(to_jsonable(metrics or {})),
-                   claims=json.dumps(to_jsonable(claims or [])), timings=json.dumps(to_jsonable(timings or {})),
-                   wall_s=wall_s, version=version, git_commit=git_commit(), notebook=notebook, html=html,
-                   result_json=result_json, started=started or now, finished=now)
-        cols = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
+    def check(self) -> None:
+        "Create the table if the file is new, add columns newer ledgers have, and prove the file can be written."
+        if self.path.exists() and self.path.is_dir():
+            raise LedgerError(_corrupt_message(self.path, "it is a folder"))
+        try:
+            con = self._connect()
+            try:
+                con.execute("BEGIN IMMEDIATE")          # takes the write lock: a read-only file fails here
+                tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if "runs" not in tables and tables - {"sqlite_sequence"}:   # another program's database: leave it alone
+                    con.rollback()
+                    raise LedgerError(_corrupt_message(self.path, f"it is another SQLite database (tables: {', '.join(sorted(tables))})"))
+                con.execute(_SCHEMA)
+                cols = {r[1] for r in con.execute("PRAGMA table_info(runs)")}
+                missing = [c for c in _REQUIRED if c not in cols]
+                if missing:
+                    con.rollback()
+                    raise LedgerError(_corrupt_message(self.path, f"its runs table has no column {missing[0]!r}"))
+                for name, decl in _ADDED.items():
+                    if name not in cols: con.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl}")
+                bad = con.execute("PRAGMA quick_check").fetchone()[0]
+                if bad != "ok":
+                    con.rollback()
+                    raise LedgerError(_corrupt_message(self.path, f"SQLite's integrity check says: {bad}"))
+                con.commit()
+            finally: con.close()
+        except LedgerError: raise
+        except sqlite3.OperationalError as e:
+            msg = str(e)
+            if "readonly" in msg or "unable to open" in msg or "disk I/O" in msg:
+                raise LedgerError(f"cannot write the runs ledger {self.path} ({msg}); make it and its folder writable, "
+                                  f"or set `ledger` in settings.ini to a writable place") from None
+            raise LedgerError(_corrupt_message(self.path, msg)) from None
+        except sqlite3.DatabaseError as e:
+            raise LedgerError(_corrupt_message(self.path, str(e))) from None
+        except OSError as e:
+            raise LedgerError(f"cannot open the runs ledger {self.path} ({e.strerror or e}); check its permissions") from None
+
+    def _write(self, sql: str, args: list) -> int:
         con = self._connect()
         try:
             with con:  # one transaction: committed whole or rolled back whole
-                cur = con.execute(f"INSERT INTO runs ({cols}) VALUES ({marks})", list(row.values()))
+                cur = con.execute(sql, args)
             return int(cur.lastrowid)
+        except sqlite3.DatabaseError as e:
+            raise LedgerError(f"cannot write the runs ledger {self.path} ({e}); `iclrbench ledger repair` rebuilds it "
+                              f"from the run folders") from None
         finally: con.close()
 
+    @staticmethod
+    def _row(run_id, slug, scale, seed, status, params, metrics=None, claims=None, timings=None, wall_s=None,
+             version=None, error=None, notebook=None, html=None, result_json=None, started=None, finished=None,
+             run_dir=None) -> dict[str, Any]:
+        return dict(run_id=run_id, slug=slug, scale=scale, seed=seed, status=status, error=error,
+                    params=json.dumps(to_jsonable(params)), metrics=json.dumps(to_jsonable(metrics or {})),
+                    claims=json.dumps(to_jsonable(claims or [])), timings=json.dumps(to_jsonable(timings or {})),
+                    wall_s=wall_s, version=version, git_commit=git_commit(), notebook=notebook, html=html,
+                    result_json=result_json, started=started or _now(), finished=_now() if finished is None else finished,
+                    pid=os.getpid(), host=socket.gethostname(), run_dir=run_dir)
+
+    def record(self, *, run_id: str, slug: str, scale: str, seed: int | None, status: str, params: Mapping,
+               **fields) -> int:
+        "Insert one finished run (one transaction); returns its row id."
+        row = self._row(run_id, slug, scale, seed, status, params, **fields)
+        return self._write(f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", list(row.values()))
+
+    def start(self, *, run_id: str, slug: str, scale: str, seed: int | None, params: Mapping, **fields) -> int:
+        "Insert a `running` row for a run that is starting (this process's pid and host); returns its row id."
+        return self.record(run_id=run_id, slug=slug, scale=scale, seed=seed, status=RUNNING, params=params,
+                           finished="", **fields)
+
+    def finish(self, row_id: int, *, status: str, **fields) -> None:
+        "Complete a started run's row: its status (`ok`, `failed`, `interrupted`), metrics, claims, timings, files."
+        if status not in (OK, FAILED, INTERRUPTED): raise ValueError(f"status must be ok, failed or interrupted; got {status!r}")
+        row = {"status": status, "finished": _now()}
+        for k, v in fields.items():
+            row[k] = json.dumps(to_jsonable(v or ({} if k != "claims" else []))) if k in ("params", "metrics", "claims", "timings") else v
+        self._write(f"UPDATE runs SET {', '.join(f'{k} = ?' for k in row)} WHERE id = ?", [*row.values(), row_id])
+
     def rows(self, slug: str | None = None, scale: str | None = None) -> list[dict[str, Any]]:
-        "All runs (oldest first), optionally for one paper and scale; JSON columns decoded."
+        "All runs (oldest first), optionally for one paper and scale; JSON columns decoded; dead `running` rows read `interrupted`."
         q, args = "SELECT * FROM runs WHERE 1=1", []
         if slug: q += " AND slug = ?"; args.append(slug)
         if scale: q += " AND scale = ?"; args.append(scale)
         con = self._connect()
         try: rows = [dict(r) for r in con.execute(q + " ORDER BY id", args)]
+        except sqlite3.DatabaseError as e: raise LedgerError(_corrupt_message(self.path, str(e))) from None
         finally: con.close()
+        here = socket.gethostname()
         for r in rows:
-            for k in ("params", "metrics", "claims", "timings"): r[k] = json.loads(r[k])
+            for k in ("params", "metrics", "claims", "timings"):
+                try: r[k] = json.loads(r[k])
+                except (TypeError, ValueError): r[k] = [] if k == "claims" else {}
+            if r["status"] == RUNNING and r.get("host") in (None, here) and not _pid_alive(r.get("pid")):
+                r["status"] = INTERRUPTED
+                r["error"] = r.get("error") or "interrupted: its process ended without finishing the run"
         return rows
 
     def latest(self, scale: str | None = None) -> list[dict[str, Any]]:
-        "The newest run of each paper (at `scale`, if given), sorted by slug."
+        "The newest finished run (ok or failed) of each paper at `scale`, else its newest run of any status; by slug."
         newest: dict[str, dict] = {}
-        for r in self.rows(scale=scale): newest[r["slug"]] = r
+        for r in self.rows(scale=scale):
+            prev = newest.get(r["slug"])
+            if prev is None or r["status"] in (OK, FAILED) or prev["status"] not in (OK, FAILED): newest[r["slug"]] = r
         return [newest[s] for s in sorted(newest)]
+
+# %% ../../nbs/run/00_ledger.ipynb #f87ffc27
+RUN_MARKER = "run.json"   # written into every run folder when the run starts: what repair and prune read
+
+def run_folders(output_dir: str | os.PathLike) -> list[Path]:
+    "Run folders under `output_dir`: `<slug>/<run_id>/` holding `run.json` (or, from older versions, `<slug>.ipynb`)."
+    root = Path(output_dir)
+    if not root.is_dir(): return []
+    found = []
+    for slug_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        for d in sorted(p for p in slug_dir.iterdir() if p.is_dir()):
+            if (d / RUN_MARKER).is_file() or (d / f"{slug_dir.name}.ipynb").is_file(): found.append(d)
+    return found
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try: d = json.loads(path.read_text())
+    except (OSError, ValueError): return {}
+    return d if isinstance(d, dict) else {}
+
+def folder_row(folder: Path) -> dict[str, Any]:
+    "The ledger fields of one run folder, from its `run.json` marker and its `result.json` (when the run got that far)."
+    marker = _read_json(folder / RUN_MARKER)
+    slug = marker.get("slug") or folder.parent.name
+    res_path = folder / "result.json"
+    res = _read_json(res_path) if res_path.exists() else {}
+    status = OK if res else marker.get("status") if marker.get("status") in (OK, FAILED) else INTERRUPTED
+    nb, html = folder / f"{slug}.ipynb", folder / f"{slug}.html"
+    return dict(run_id=marker.get("run_id") or folder.name, slug=slug, scale=res.get("scale") or marker.get("scale", "?"),
+                seed=res.get("seed", marker.get("seed")), status=status, params=res.get("params") or marker.get("params", {}),
+                metrics=res.get("metrics"), claims=res.get("claims"), timings=res.get("timings"), version=res.get("version"),
+                error=None if res else "no result.json: the run stopped before publishing its result",
+                notebook=str(nb) if nb.exists() else None, html=str(html) if html.exists() else None,
+                result_json=str(res_path) if res else None, started=marker.get("started") or res.get("created"),
+                run_dir=str(folder))
+
+@dataclass
+class RepairReport:
+    "What `repair_ledger` did."
+    ledger: Path
+    moved_to: Path | None = None
+    added: list[str] = field(default_factory=list)
+    already: int = 0
+
+    def summary(self) -> str:
+        moved = f"moved the unusable ledger to {self.moved_to}; " if self.moved_to else ""
+        return f"{moved}{self.ledger}: {len(self.added)} run(s) re-indexed from their folders, {self.already} already there"
+
+def ledger_problem(path: str | os.PathLike) -> str | None:
+    "Why the ledger at `path` cannot be used (None when it can, or when it does not exist yet)."
+    path = Path(path)
+    if not path.exists(): return None
+    try: Ledger(path, create=False)
+    except LedgerError as e: return str(e)
+    return None
+
+def repair_ledger(ledger_path: str | os.PathLike, output_dir: str | os.PathLike) -> RepairReport:
+    """Make the ledger usable again without losing anything: an unusable file (and its SQLite side files) is renamed to
+    `<name>.corrupt-<time>` (never deleted), and every run folder under `output_dir` that has no row gets one."""
+    path = Path(ledger_path)
+    report = RepairReport(ledger=path)
+    if ledger_problem(path) is not None:
+        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        report.moved_to = path.with_name(f"{path.name}.corrupt-{stamp}")
+        if path.is_dir(): path.rename(report.moved_to)
+        else:
+            for suffix in ("-wal", "-shm", "-journal"):
+                side = path.with_name(path.name + suffix)
+                if side.exists(): side.rename(report.moved_to.with_name(report.moved_to.name + suffix))
+            path.rename(report.moved_to)
+    led = Ledger(path)
+    known = {r["run_id"] for r in led.rows()}
+    for folder in run_folders(output_dir):
+        row = folder_row(folder)
+        if row["run_id"] in known: report.already += 1; continue
+        led.record(**row)
+        report.added.append(row["run_id"])
+    return report

@@ -8,19 +8,19 @@ Docs: https://iclrbench.github.io/iclrbench/run/runner.html.md"""
 # %% ../../nbs/run/02_runner.ipynb #23f5d5bb
 from __future__ import annotations
 
-import datetime as _dt, os, time, traceback
+import datetime as _dt, os, re, shutil, subprocess, tempfile, time, traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..core.records import RESULT_PATH_ENV, Result, resolve_params, validate_seed
+from ..core.records import RESULT_PATH_ENV, Result, resolve_params, validate_seed, write_json_atomic
 from ..core.registry import paper_card, paper_slugs
-from .ledger import Ledger
-from ..core.settings import Settings, load_settings
+from .ledger import RUN_MARKER, Ledger
+from ..core.settings import MAX_JOBS, Settings, known_scales, load_settings
 
 # %% auto #0
-__all__ = ['notebook_for', 'notebook_parameters', 'parse_run_params', 'RunRecord', 'export_html', 'run_paper', 'reproduce',
-           'record_rows']
+__all__ = ['notebook_for', 'notebook_parameters', 'parse_run_params', 'RunRecord', 'preflight', 'new_run_folder', 'export_html',
+           'run_paper', 'check_jobs', 'check_scale', 'reproduce', 'record_rows']
 
 # %% ../../nbs/run/02_runner.ipynb #a75c4c6f
 def notebook_for(slug: str, settings: Settings | None = None) -> Path:
@@ -67,10 +67,16 @@ def parse_run_params(slug: str, raw: Sequence[tuple[str, str]] | Mapping[str, An
             raise ValueError(f"scale given twice: --scale {scale} and -p scale {values['scale']}")
         if scale not in card.scales: raise ValueError(f"parameter 'scale' must be one of {list(card.scales)}; got {scale!r}")
         values["scale"] = scale
-    values.setdefault("scale", settings.default_scale if settings.default_scale in card.scales else next(iter(card.scales)))
+    if "scale" not in values:
+        if settings.default_scale not in card.scales:
+            raise ValueError(f"{slug} has no {settings.default_scale!r} scale (default_scale in {settings.source}); "
+                             f"parameter 'scale' must be one of {list(card.scales)}")
+        values["scale"] = settings.default_scale
     values.setdefault("seed", validate_seed(settings.default_seed))
-    # the full parameter set must resolve too (catches cross-field problems before the kernel starts)
-    resolve_params(card.params, card.scales, values["scale"], {k: v for k, v in values.items() if k in spec})
+    # the full parameter set must resolve too (catches cross-field problems before the kernel starts), and the run's
+    # last seed (seed + n_seeds - 1) must be a valid seed
+    resolved = resolve_params(card.params, card.scales, values["scale"], {k: v for k, v in values.items() if k in spec})
+    validate_seed(values["seed"], resolved.get("n_seeds", 1))
     return values
 
 # %% ../../nbs/run/02_runner.ipynb #323fac71
@@ -81,7 +87,7 @@ class RunRecord:
     scale: str
     seed: int | None
     params: dict[str, Any]
-    status: str                         # ok | failed
+    status: str                         # ok | failed | interrupted
     run_dir: Path
     notebook: Path
     html: Path | None = None
@@ -91,31 +97,91 @@ class RunRecord:
     wall_s: float = 0.0
     budget_s: float = 0.0
     run_id: str = ""
+    ledger_error: str | None = None     # the run finished but its row could not be written (its files are kept)
 
     @property
     def over_budget(self) -> bool: return self.wall_s > self.budget_s
 
-def _kernel_manager_class():
-    "Kernels talk over local IPC sockets on POSIX (private to this machine, and no TCP-without-encryption warning)."
+def preflight(settings: Settings, output_dir: str | os.PathLike | None = None) -> None:
+    """Before any kernel starts: the output folder can be created and written, and the ledger is an iclrbench ledger
+    that can be written. Otherwise a one-line `ValueError` naming the file and what to do."""
+    out = Path(output_dir or settings.output_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise ValueError(f"cannot write runs to {out} ({e.strerror or e}); make it writable, or pass --output-dir "
+                         f"or set output_dir in settings.ini") from None
+    Ledger(settings.ledger_path)          # LedgerError (a ValueError) when the ledger is damaged or read-only
+
+def new_run_folder(parent: Path, slug: str, scale: str, seed: int | None) -> tuple[str, Path]:
+    "A run id and a fresh folder for it: the time to the microsecond and the pid, and a suffix if that still exists."
+    base = f"{slug}-{scale}-s{seed}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S-%f')}-p{os.getpid()}"
+    parent.mkdir(parents=True, exist_ok=True)
+    for i in range(1000):
+        run_id = base if i == 0 else f"{base}-{i}"
+        try: (parent / run_id).mkdir(exist_ok=False)
+        except FileExistsError: continue
+        return run_id, parent / run_id
+    raise RuntimeError(f"could not make a new run folder under {parent}")
+
+_KERNELS: list = []   # kernel managers started by this process's runs (stopped when a run ends, however it ends)
+
+def _kernel_manager_class(kernel_dir: Path | None = None, log_path: Path | None = None):
+    """Kernels talk over local IPC sockets on POSIX (private to this machine, and no TCP-without-encryption warning);
+    their connection file and sockets live in `kernel_dir`, which the run removes when it ends. The kernel process's
+    own stdout and stderr (not the notebook's outputs, which papermill records) go to `log_path`."""
     from jupyter_client.manager import AsyncKernelManager
     if os.name != "posix": return AsyncKernelManager
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
             kwargs.setdefault("transport", "ipc")
+            if kernel_dir is not None: kwargs.setdefault("connection_file", str(kernel_dir / "kernel.json"))
             super().__init__(**kwargs)
+            _KERNELS.append(self)
+
+        async def _async_pre_start_kernel(self, **kw):
+            if log_path is not None:
+                kw.setdefault("stdout", open(log_path, "ab"))
+                kw.setdefault("stderr", subprocess.STDOUT)
+            return await super()._async_pre_start_kernel(**kw)
     return IPCKernelManager
+
+def _quiet_after_interrupt() -> None:
+    "After Ctrl-C, the abandoned execution must not print its own tracebacks (asyncio, nbclient, papermill)."
+    import logging
+    for name in ("asyncio", "traitlets", "nbclient", "papermill", "jupyter_client"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+def _stop_kernels(kernel_dir: Path | None) -> None:
+    "Kill any kernel a run left alive (Ctrl-C stops papermill before it shuts its kernel down) and remove its files."
+    import signal
+    while _KERNELS:
+        km = _KERNELS.pop()
+        proc = getattr(getattr(km, "provisioner", None), "process", None)
+        pid = getattr(proc, "pid", None)
+        if pid:
+            try: os.kill(pid, signal.SIGKILL); proc.wait(timeout=10)
+            except (OSError, Exception): pass
+    if kernel_dir is not None: shutil.rmtree(kernel_dir, ignore_errors=True)
 
 def _short_error(e: BaseException) -> str:
     name = getattr(e, "ename", type(e).__name__)
     value = getattr(e, "evalue", str(e))
     return f"{name}: {value}".strip()[:2000]
 
+_EXTERNAL = re.compile(r'<script\b[^>]*\bsrc="https?://[^"]*"[^>]*>\s*</script>|<link\b[^>]*\bhref="https?://[^"]*"[^>]*/?>', re.I)
+
 def export_html(nb_path: Path, html_path: Path) -> Path:
-    "An HTML copy of an executed notebook (nbconvert, lab template)."
+    """An offline HTML copy of an executed notebook (nbconvert, lab template): scripts and styles nbconvert would
+    fetch from a CDN (RequireJS, MathJax) are left out, so the page never touches the network; plotly figures are
+    inline, and equations show as their TeX source (the docs site renders them with its vendored MathJax)."""
     import nbformat
     from nbconvert import HTMLExporter
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(nbformat.read(nb_path, as_version=4))
-    html_path.write_text(body, encoding="utf-8")
+    html_path.write_text(_EXTERNAL.sub("", body), encoding="utf-8")
     return html_path
 
 def run_paper(slug: str, params: Mapping[str, Any] | None = None, *, scale: str | None = None,
@@ -123,27 +189,34 @@ def run_paper(slug: str, params: Mapping[str, Any] | None = None, *, scale: str 
               ledger: bool = True, html: bool = True, progress: bool = False) -> RunRecord:
     """Execute `nbs/papers/<slug>.ipynb` through papermill with validated `params`.
 
-    Writes `<output_dir>/<slug>/<run_id>/{<slug>.ipynb, <slug>.html, result.json}` and one ledger row.
-    A notebook that raises is recorded as failed (or, if it published a result before a failing claim
-    assertion, as ok with the claims not held)."""
+    Writes `<output_dir>/<slug>/<run_id>/{run.json, <slug>.ipynb, <slug>.html, result.json}`; the ledger row is written
+    as `running` before the kernel starts and completed when the run ends. A notebook that raises is recorded as
+    failed (or, if it published a result before a failing claim assertion, as ok with the claims not held); Ctrl-C
+    records the run as interrupted, stops its kernel, removes the kernel's files, then raises `KeyboardInterrupt`."""
     import papermill as pm
     settings = settings or load_settings()
     values = parse_run_params(slug, params or {}, scale=scale, settings=settings)
     nb_in = notebook_for(slug, settings)
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    run_id = f"{slug}-{values['scale']}-s{values['seed']}-{stamp}"
-    run_dir = Path(output_dir or settings.output_dir) / slug / run_id
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if ledger: preflight(settings, output_dir)
+    run_id, run_dir = new_run_folder(Path(output_dir or settings.output_dir) / slug, slug, values["scale"], values.get("seed"))
     nb_out, res_path = run_dir / f"{slug}.ipynb", run_dir / "result.json"
     rec = RunRecord(slug=slug, scale=values["scale"], seed=values.get("seed"), params=values, status="failed",
                     run_dir=run_dir, notebook=nb_out, budget_s=settings.budget(slug, values["scale"]), run_id=run_id)
+    kernel_dir = Path(tempfile.mkdtemp(prefix="iclrbench-kernel-")) if os.name == "posix" else None
+    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    marker = dict(run_id=run_id, slug=slug, scale=rec.scale, seed=rec.seed, params=values, started=started,
+                  pid=os.getpid(), status="running", kernel_dir=str(kernel_dir) if kernel_dir else None)
+    write_json_atomic(run_dir / RUN_MARKER, marker)
+    led = Ledger(settings.ledger_path) if ledger else None
+    row_id = led.start(run_id=run_id, slug=slug, scale=rec.scale, seed=rec.seed, params=values, notebook=str(nb_out),
+                       started=started, run_dir=str(run_dir)) if led else None
     env_keep = {k: os.environ.get(k) for k in (RESULT_PATH_ENV, "PLOTLY_RENDERER", "TQDM_DISABLE")}
     os.environ[RESULT_PATH_ENV] = str(res_path.resolve())
     # mimetype for JupyterLab + inline plotly.js so the HTML copy renders offline
     os.environ["PLOTLY_RENDERER"] = "plotly_mimetype+notebook"
     # progress-bar widgets inside a headless kernel would be saved at 0 %; papermill shows cell progress instead
     os.environ["TQDM_DISABLE"] = "1"
-    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    interrupted = False
     t0 = time.perf_counter()
     try:
         pm.execute_notebook(str(nb_in), str(nb_out), parameters=values, kernel_name=settings.kernel,
@@ -152,66 +225,103 @@ def run_paper(slug: str, params: Mapping[str, Any] | None = None, *, scale: str 
                             store_widget_state=settings.store_widget_state,
                             # a safety net against a hung cell, not the budget itself (reported, see `over_budget`)
                             execution_timeout=int(max(120, 2 * rec.budget_s)),
-                            kernel_manager_class=_kernel_manager_class())
+                            kernel_manager_class=_kernel_manager_class(kernel_dir, run_dir / "kernel.log"))
         rec.status = "ok"
+    except KeyboardInterrupt:
+        _quiet_after_interrupt()
+        interrupted, rec.status, rec.error = True, "interrupted", "interrupted by the user (Ctrl-C)"
     except Exception as e:  # papermill raises PapermillExecutionError with the notebook's exception
         rec.error = _short_error(e)
     finally:
         rec.wall_s = time.perf_counter() - t0
+        _stop_kernels(kernel_dir)
         for k, v in env_keep.items():
             if v is None: os.environ.pop(k, None)
             else: os.environ[k] = v
     if res_path.exists():
         rec.result_json, rec.result = res_path, Result.from_json(res_path)
-        if rec.status != "ok" and rec.error and rec.error.startswith("ClaimsNotHeld"):
+        if rec.status == "failed" and rec.error and rec.error.startswith("ClaimsNotHeld"):
             rec.status = "ok"  # the run worked; its claims did not all hold — the table says which
-    if html and nb_out.exists():
+    if html and nb_out.exists() and not interrupted:
         try: rec.html = export_html(nb_out, run_dir / f"{slug}.html")
         except Exception as e: rec.error = (rec.error or "") + f" (HTML export failed: {_short_error(e)})"
-    if ledger:
+    write_json_atomic(run_dir / RUN_MARKER, {**marker, "status": rec.status, "wall_s": rec.wall_s})
+    if led is not None:
         r = rec.result
-        Ledger(settings.ledger_path).record(
-            run_id=run_id, slug=slug, scale=rec.scale, seed=r.seed if r else rec.seed, status=rec.status,
-            params=r.params if r else values, metrics=r.metrics if r else {}, claims=r.to_dict(False)["claims"] if r else [],
-            timings=r.timings if r else {}, wall_s=rec.wall_s, version=r.version if r else None, error=rec.error,
-            notebook=str(nb_out), html=str(rec.html) if rec.html else None,
-            result_json=str(res_path) if rec.result_json else None, started=started)
+        try:
+            led.finish(row_id, status=rec.status, seed=r.seed if r else rec.seed, params=r.params if r else values,
+                       metrics=r.metrics if r else {}, claims=r.to_dict(False)["claims"] if r else [],
+                       timings=r.timings if r else {}, wall_s=rec.wall_s, version=r.version if r else None,
+                       error=rec.error, html=str(rec.html) if rec.html else None,
+                       result_json=str(res_path) if rec.result_json else None)
+        except (ValueError, OSError) as e:   # never lose the run: its folder stays, `iclrbench ledger repair` indexes it
+            rec.ledger_error = str(e)
+    if interrupted: raise KeyboardInterrupt(str(run_dir))
     return rec
 
 # %% ../../nbs/run/02_runner.ipynb #19f1fb7f
+def check_jobs(jobs: Any, name: str = "jobs") -> int:
+    "Kernels (or workers) at once: an int in [1, MAX_JOBS]; anything else is a `ValueError` naming `name`."
+    import numbers
+    if isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or not 1 <= int(jobs) <= MAX_JOBS:
+        raise ValueError(f"parameter {name!r} must be an int in [1, {MAX_JOBS}]; got {jobs!r}")
+    return int(jobs)
+
+def check_scale(scale: Any, name: str = "scale") -> str:
+    "A scale some paper defines (`known_scales()`), else a `ValueError` listing them."
+    scales = known_scales()
+    if not isinstance(scale, str) or scale not in scales:
+        raise ValueError(f"parameter {name!r} must be one of {scales}; got {scale!r}")
+    return scale
+
 def _run_one(args: tuple) -> RunRecord:
     slug, scale, settings_path, output_dir = args
     settings = load_settings(settings_path) if settings_path else load_settings()
+    run_dir = Path(output_dir or settings.output_dir) / slug
+    if scale not in paper_card(slug).scales:     # e.g. `--scale paper` for a paper that has no paper scale
+        return RunRecord(slug=slug, scale=scale, seed=None, params={}, status="skipped", run_dir=run_dir,
+                         notebook=run_dir, error=f"{slug} defines no {scale!r} scale (it has {', '.join(paper_card(slug).scales)})")
     try:
         return run_paper(slug, {}, scale=scale, settings=settings, output_dir=output_dir)
+    except KeyboardInterrupt:   # in a worker process: the parent reports the interruption once
+        return RunRecord(slug=slug, scale=scale, seed=None, params={}, status="interrupted", run_dir=run_dir,
+                         notebook=run_dir, error="interrupted by the user (Ctrl-C)")
     except Exception as e:  # even a failure to start is a row in the table, and the others go on
-        run_dir = Path(output_dir or settings.output_dir) / slug
         return RunRecord(slug=slug, scale=scale, seed=None, params={}, status="failed", run_dir=run_dir,
                          notebook=run_dir, error=_short_error(e))
 
 def reproduce(scale: str = "smoke", jobs: int = 1, slugs: Sequence[str] | None = None,
               settings: Settings | None = None, output_dir: str | os.PathLike | None = None,
               on_done=None) -> list[RunRecord]:
-    "Run every paper notebook (or `slugs`) at `scale`, `jobs` kernels at a time; failures do not stop the rest."
+    """Run every paper notebook (or `slugs`) at `scale`, `jobs` kernels at a time; failures do not stop the rest,
+    papers without that scale are skipped (and say so). Everything is validated, and the output folder and ledger
+    checked, before the first kernel starts."""
     settings = settings or load_settings()
+    check_scale(scale)
+    jobs = check_jobs(jobs)
     slugs = list(slugs or paper_slugs())
     for s in slugs:
         if s not in paper_slugs(): raise ValueError(f"unknown paper {s!r}; available papers: {', '.join(paper_slugs())}")
-    if jobs < 1: raise ValueError(f"parameter 'jobs' must be an int >= 1; got {jobs!r}")
+    preflight(settings, output_dir)
     args = [(s, scale, str(settings.source) if settings.source else None, output_dir) for s in slugs]
     records: list[RunRecord] = []
     if jobs == 1:
         for a in args:
             records.append(_run_one(a))
             if on_done: on_done(records[-1])
+            if records[-1].status == "interrupted": raise KeyboardInterrupt(str(records[-1].run_dir))
     else:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
         with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as ex:
             futs = [ex.submit(_run_one, a) for a in args]
-            for f in as_completed(futs):
-                records.append(f.result())
-                if on_done: on_done(records[-1])
+            try:
+                for f in as_completed(futs):
+                    records.append(f.result())
+                    if on_done: on_done(records[-1])
+            except KeyboardInterrupt:
+                for f in futs: f.cancel()
+                raise
         records.sort(key=lambda r: slugs.index(r.slug))
     return records
 

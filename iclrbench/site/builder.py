@@ -17,11 +17,12 @@ from importlib.resources import files as _package_files
 
 # %% auto #0
 __all__ = ['VENDOR_NPM', 'VENDOR_CACHE_ENV', 'ASSET_PREFIX', 'WIDGET_STATE_MIME', 'RESTORE_ASSETS_JS', 'PLOTLY_MIME',
-           'PAGE_TEMPLATE', 'SITE_CSS', 'SITE_JS', 'MATHJAX_CONFIG', 'STATUS_CLASS', 'vendor_cache_dir',
+           'PAGE_TEMPLATE', 'SITE_CSS', 'SITE_JS', 'MATHJAX_CONFIG', 'STATUS_CLASS', 'SITE_MARKER', 'vendor_cache_dir',
            'fetch_vendor_packages', 'install_vendor', 'dedupe_widget_assets', 'site_asset', 'asset_script',
            'sync_explorer_figures', 'cell_directives', 'plotly_div', 'prepare_notebook', 'page_head', 'nav_bar',
            'SiteRun', 'collect_runs', 'static_view_figure', 'site_claim_rows', 'claims_table_html', 'runs_table_html',
-           'paper_box', 'search_entries', 'SiteReport', 'build_site', 'quarto_available', 'nbdev_docs']
+           'paper_box', 'search_entries', 'check_site_out', 'building_folder', 'swap_in', 'SiteReport', 'build_site',
+           'quarto_available', 'nbdev_docs']
 
 # %% ../../nbs/site/00_builder.ipynb #e72e0157
 VENDOR_NPM: dict[str, str] = {"@jupyter-widgets/html-manager": "1.0.15", "requirejs": "2.3.8", "mathjax": "3.2.2"}
@@ -473,6 +474,62 @@ def search_entries(nb: dict, title: str, url: str, max_chars: int = 1500) -> lis
     push()
     return entries
 
+# %% ../../nbs/site/00_builder.ipynb #8f6f6069
+SITE_MARKER = ".iclrbench-site"   # written into every site this builder makes; only such a folder is ever replaced
+
+_LEGACY_ENTRIES = {"index.html", "papers", "vendor", "site.css", "site.js", "search-index.js", ".nojekyll"}
+
+def _legacy_site(folder: Path) -> bool:
+    "A site built before the marker existed: exactly the entries those builds wrote, with their index and search index."
+    names = {p.name for p in folder.iterdir()}
+    return names <= _LEGACY_ENTRIES and {"index.html", "search-index.js", "papers"} <= names
+
+def check_site_out(out: str | os.PathLike, settings=None) -> Path:
+    """The folder `iclrbench docs --out` may write, resolved; a `ValueError` (nothing deleted) when it is not safe: the
+    current folder or one above it, a source checkout, the runs folder, the ledger, the notebooks or the settings'
+    folder (or inside or above any of them), a file, or a non-empty folder without this builder's marker."""
+    from iclrbench.core.settings import load_settings
+    settings = settings or load_settings()
+    target = Path(out).expanduser().resolve()
+    def refuse(why: str) -> ValueError:
+        return ValueError(f"refusing to build the docs site into {target}: {why}; choose a new or empty folder such as "
+                          f"_site (nothing was deleted)")
+    cwd = Path.cwd().resolve()
+    if target == cwd or target in cwd.parents: raise refuse("it is the current folder or one that contains it")
+    protected = {"the runs folder": settings.output_dir, "the runs ledger": settings.ledger_path,
+                 "the paper notebooks": settings.nbs_path, "the folder of settings.ini": settings.root,
+                 "your home folder": Path.home()}
+    for what, p in protected.items():
+        p = Path(p).expanduser().resolve()
+        if target == p or target in p.parents: raise refuse(f"it holds {what} ({p})")
+        if what == "the runs folder" and p in target.parents: raise refuse(f"it is inside {what} ({p})")
+    if target.exists() and not target.is_dir(): raise refuse("it is a file")
+    if target.is_dir() and any(target.iterdir()) and not (target / SITE_MARKER).is_file() and not _legacy_site(target):
+        if (target / ".git").exists() or (target / "pyproject.toml").exists(): raise refuse("it is a source checkout")
+        raise refuse(f"it is not empty and was not made by `iclrbench docs` (no {SITE_MARKER} marker)")
+    return target
+
+def building_folder(final: Path) -> Path:
+    "A fresh hidden sibling of `final` to build into (with the marker); leftovers of killed builds are removed first."
+    final.parent.mkdir(parents=True, exist_ok=True)
+    for old in final.parent.glob(f".{final.name}.building-*"):
+        pid = old.name.rsplit("-", 1)[-1]
+        alive = pid.isdigit() and int(pid) != os.getpid() and Path(f"/proc/{pid}").exists()
+        if (old / SITE_MARKER).is_file() and not alive: shutil.rmtree(old, ignore_errors=True)
+    work = final.parent / f".{final.name}.building-{os.getpid()}"
+    work.mkdir()
+    (work / SITE_MARKER).write_text("made by `iclrbench docs`; `iclrbench docs` may replace this folder\n")
+    return work
+
+def swap_in(work: Path, final: Path) -> None:
+    "Replace `final` (a site this builder made, or nothing) by the finished build `work`."
+    old = None
+    if final.exists():
+        old = final.parent / f".{final.name}.old-{os.getpid()}"
+        final.rename(old)
+    work.rename(final)
+    if old is not None: shutil.rmtree(old, ignore_errors=True)
+
 # %% ../../nbs/site/00_builder.ipynb #e0aadc48
 @dataclass
 class SiteReport:
@@ -522,9 +579,10 @@ def build_site(out: str | os.PathLike = "_site", slugs: Sequence[str] | None = N
     slugs = list(slugs or paper_slugs())
     for s in slugs:
         if s not in paper_slugs(): raise ValueError(f"unknown paper {s!r}; available papers: {', '.join(paper_slugs())}")
-    if jobs < 1: raise ValueError(f"parameter 'jobs' must be an int >= 1; got {jobs!r}")
-    out = Path(out)
-    report = SiteReport(out=out)
+    from iclrbench.run.runner import check_jobs, check_scale
+    check_scale(scale); jobs = check_jobs(jobs)
+    final = check_site_out(out, settings)        # refuses, before any work, a folder this builder did not make
+    report = SiteReport(out=final)
     node_modules = None
     if vendor:
         try: node_modules = fetch_vendor_packages(log=log)
@@ -533,72 +591,78 @@ def build_site(out: str | os.PathLike = "_site", slugs: Sequence[str] | None = N
     runs = dict(runs) if runs is not None else collect_runs(slugs, scale, jobs, settings, reuse, log)
     report.run_seconds = time.perf_counter() - t_runs
     report.runs = runs
-    if out.exists(): shutil.rmtree(out)
-    (out / "papers").mkdir(parents=True)
-    report.warnings += install_vendor(out, node_modules)
-    widgets = node_modules is not None
-    (out / "site.css").write_text(SITE_CSS)
-    (out / "site.js").write_text(SITE_JS)
-    mods = {s: load_paper(s) for s in slugs}
-    papers = [(s, mods[s].PAPER.title) for s in slugs]
-    search: list[dict[str, str]] = []
-    assets: dict[str, str] = {}
-    exporter = _exporter()
-    for slug in slugs:
-        mod, run = mods[slug], runs[slug]
-        try:
-            fig, source = static_view_figure(mod, run.result)
-            static_html = plotly_div(fig.to_plotly_json(), f"static-view-{slug}", "iclrbench-plotly static-view")
-            static_html += f"<p><small>figure: <code>{slug}.{source}(result)</code></small></p>"
-        except Exception as e:
-            static_html = f"<p><em>no static view: {_html.escape(f'{type(e).__name__}: {e}')}</em></p>"
-            report.warnings.append(f"{slug}: static view failed: {type(e).__name__}: {e}")
-        box = paper_box(mod, run, static_html, "../")
-        top = nav_bar("../", papers, slug) + box
-        url = f"papers/{slug}.html"
-        if run.notebook is not None and Path(run.notebook).is_file():
-            import nbformat
-            nb = prepare_notebook(nbformat.reads(Path(run.notebook).read_text(encoding="utf-8"), as_version=4), f"fig-{slug}")
-            if widgets:
-                try: sync_explorer_figures(nb, mod, run.result)
-                except Exception as e: report.warnings.append(f"{slug}: explorer figures not synced: {type(e).__name__}: {e}")
-            used = dedupe_widget_assets(nb, assets) if widgets else []
-            if not widgets: nb.get("metadata", {}).pop("widgets", None)
-            nb.setdefault("metadata", {})["title"] = f"{mod.PAPER.title} — iclrbench"
-            resources = {"metadata": {"name": slug}, "site_head": page_head("../", used, widgets),
-                         "site_top": top, "site_bottom": '<footer class="site-footer">rendered from the executed notebook '
-                         f'<code>{_html.escape(str(Path(run.notebook).name))}</code> by <code>iclrbench docs</code></footer>'}
-            page = _render_page(exporter, nb, resources)
-            page = page.replace("<body ", '<body data-site-root="../" ', 1)
-            search += search_entries(nb, mod.PAPER.title, url)
-        else:
-            main = f"<p>No executed notebook for {_html.escape(slug)}: {_html.escape(run.error or run.status)}</p>"
-            page = _standalone_page(mod.PAPER.title, page_head("../", (), False, False), top, main, "../")
-        (out / url).write_text(page, encoding="utf-8")
-        report.pages.append(out / url)
-        search.append(dict(t=mod.PAPER.title, h=mod.PAPER.title, u=url, x=f"{slug} {mod.PAPER.authors} {mod.PAPER.summary} " +
-                           " ".join(f"{c.id} {c.statement}" for c in mod.CLAIMS)))
-    (out / "vendor" / "widget-assets").mkdir(parents=True, exist_ok=True)
-    for key, text in assets.items(): (out / "vendor" / "widget-assets" / f"{key}.js").write_text(asset_script(key, text))
-    # the front page: the claims table at its centre
-    rows = site_claim_rows(runs)
-    counts = {st: sum(r["status"] == st for r in rows) for st in dict.fromkeys(r["status"] for r in rows)}
-    tally = " · ".join(f"{n} {_html.escape(_status_label(st))}" for st, n in counts.items())
-    built = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    main = (f"<h1>iclrbench — ICLR 2025 papers, reproduced in miniature</h1>"
-            f"<p>Every claim of every paper: what the paper says, what the offline miniature measured, and whether it held. "
-            f"Each paper's page is its executed notebook: the method, the run, the figures and the explorer.</p>"
-            f'<h2 id="claims">Claims</h2><p>{len(rows)} claims from {len(slugs)} papers: {tally}</p>'
-            f"{claims_table_html(rows, '')}<h2 id=\"runs\">Runs</h2>{runs_table_html(runs, {s: m.PAPER for s, m in mods.items()}, '')}"
-            f"<p><small>Site built {built} with iclrbench {_html.escape(__version__)}.</small></p>")
-    (out / "index.html").write_text(_standalone_page("iclrbench — claims", page_head("", (), False, False),
-                                                     nav_bar("", papers), main, ""), encoding="utf-8")
-    report.pages.insert(0, out / "index.html")
-    search.insert(0, dict(t="iclrbench", h="Claims", u="index.html#claims", x=" ".join(f"{r['slug']} {r['id']} {r['statement']}" for r in rows)))
-    (out / "search-index.js").write_text("window.ICLRBENCH_SEARCH = " + json.dumps(search) + ";\n")
-    (out / ".nojekyll").write_text("")
-    report.seconds = time.perf_counter() - t0
-    report.size_bytes = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    out = building_folder(final)                 # build beside it, swap in at the end: an interrupted build keeps the old site
+    try:
+        (out / "papers").mkdir(parents=True)
+        report.warnings += install_vendor(out, node_modules)
+        widgets = node_modules is not None
+        (out / "site.css").write_text(SITE_CSS)
+        (out / "site.js").write_text(SITE_JS)
+        mods = {s: load_paper(s) for s in slugs}
+        papers = [(s, mods[s].PAPER.title) for s in slugs]
+        search: list[dict[str, str]] = []
+        assets: dict[str, str] = {}
+        exporter = _exporter()
+        for slug in slugs:
+            mod, run = mods[slug], runs[slug]
+            try:
+                fig, source = static_view_figure(mod, run.result)
+                static_html = plotly_div(fig.to_plotly_json(), f"static-view-{slug}", "iclrbench-plotly static-view")
+                static_html += f"<p><small>figure: <code>{slug}.{source}(result)</code></small></p>"
+            except Exception as e:
+                static_html = f"<p><em>no static view: {_html.escape(f'{type(e).__name__}: {e}')}</em></p>"
+                report.warnings.append(f"{slug}: static view failed: {type(e).__name__}: {e}")
+            box = paper_box(mod, run, static_html, "../")
+            top = nav_bar("../", papers, slug) + box
+            url = f"papers/{slug}.html"
+            if run.notebook is not None and Path(run.notebook).is_file():
+                import nbformat
+                nb = prepare_notebook(nbformat.reads(Path(run.notebook).read_text(encoding="utf-8"), as_version=4), f"fig-{slug}")
+                if widgets:
+                    try: sync_explorer_figures(nb, mod, run.result)
+                    except Exception as e: report.warnings.append(f"{slug}: explorer figures not synced: {type(e).__name__}: {e}")
+                used = dedupe_widget_assets(nb, assets) if widgets else []
+                if not widgets: nb.get("metadata", {}).pop("widgets", None)
+                nb.setdefault("metadata", {})["title"] = f"{mod.PAPER.title} — iclrbench"
+                resources = {"metadata": {"name": slug}, "site_head": page_head("../", used, widgets),
+                             "site_top": top, "site_bottom": '<footer class="site-footer">rendered from the executed notebook '
+                             f'<code>{_html.escape(str(Path(run.notebook).name))}</code> by <code>iclrbench docs</code></footer>'}
+                page = _render_page(exporter, nb, resources)
+                page = page.replace("<body ", '<body data-site-root="../" ', 1)
+                search += search_entries(nb, mod.PAPER.title, url)
+            else:
+                main = f"<p>No executed notebook for {_html.escape(slug)}: {_html.escape(run.error or run.status)}</p>"
+                page = _standalone_page(mod.PAPER.title, page_head("../", (), False, False), top, main, "../")
+            (out / url).write_text(page, encoding="utf-8")
+            report.pages.append(out / url)
+            search.append(dict(t=mod.PAPER.title, h=mod.PAPER.title, u=url, x=f"{slug} {mod.PAPER.authors} {mod.PAPER.summary} " +
+                               " ".join(f"{c.id} {c.statement}" for c in mod.CLAIMS)))
+        (out / "vendor" / "widget-assets").mkdir(parents=True, exist_ok=True)
+        for key, text in assets.items(): (out / "vendor" / "widget-assets" / f"{key}.js").write_text(asset_script(key, text))
+        # the front page: the claims table at its centre
+        rows = site_claim_rows(runs)
+        counts = {st: sum(r["status"] == st for r in rows) for st in dict.fromkeys(r["status"] for r in rows)}
+        tally = " · ".join(f"{n} {_html.escape(_status_label(st))}" for st, n in counts.items())
+        built = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        main = (f"<h1>iclrbench — ICLR 2025 papers, reproduced in miniature</h1>"
+                f"<p>Every claim of every paper: what the paper says, what the offline miniature measured, and whether it held. "
+                f"Each paper's page is its executed notebook: the method, the run, the figures and the explorer.</p>"
+                f'<h2 id="claims">Claims</h2><p>{len(rows)} claims from {len(slugs)} papers: {tally}</p>'
+                f"{claims_table_html(rows, '')}<h2 id=\"runs\">Runs</h2>{runs_table_html(runs, {s: m.PAPER for s, m in mods.items()}, '')}"
+                f"<p><small>Site built {built} with iclrbench {_html.escape(__version__)}.</small></p>")
+        (out / "index.html").write_text(_standalone_page("iclrbench — claims", page_head("", (), False, False),
+                                                         nav_bar("", papers), main, ""), encoding="utf-8")
+        report.pages.insert(0, out / "index.html")
+        search.insert(0, dict(t="iclrbench", h="Claims", u="index.html#claims", x=" ".join(f"{r['slug']} {r['id']} {r['statement']}" for r in rows)))
+        (out / "search-index.js").write_text("window.ICLRBENCH_SEARCH = " + json.dumps(search) + ";\n")
+        (out / ".nojekyll").write_text("")
+        report.seconds = time.perf_counter() - t0
+        report.size_bytes = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    swap_in(out, final)
+    report.pages = [final / p.relative_to(out) for p in report.pages]
     return report
 
 # %% ../../nbs/site/00_builder.ipynb #1c1c8b13
