@@ -69,3 +69,97 @@ def test_tiny_models_are_seeded_and_generate():
         hf.tiny_config("falcon")
     with pytest.raises(ValueError, match="'model'"):
         hf.model_arch(torch.nn.Linear(2, 2))
+
+
+# --- issue 25: a WordLevel tokenizer built in code ---
+
+def test_word_level_tokenizer_ids_unknowns_and_round_trip(tmp_path):
+    t = hf.word_level_tokenizer(["take", "3", "1", "4", "then", "bump", "xs", "=", "inc(xs)"], eos="[EOS]",
+                                extra_special=["[PLAN]", "[RESPONSE]"])
+    assert isinstance(t, transformers.PreTrainedTokenizerFast)
+    assert (t.pad_token_id, t.unk_token_id, t.eos_token_id) == (0, 1, 2) and len(t) == 5 + 9
+    ids = t("take 3 1 4 then flip [PLAN] xs = inc(xs)")["input_ids"]
+    assert t.convert_ids_to_tokens(ids) == ["take", "3", "1", "4", "then", "[UNK]", "[PLAN]", "xs", "=", "inc(xs)"]
+    assert ids[0] == 5 and ids[-1] == 13                                   # words follow the specials, in order
+    assert t.decode(t("take 3 then bump")["input_ids"]) == "take 3 then bump"
+    assert t.decode(ids, skip_special_tokens=True) == "take 3 1 4 then xs = inc(xs)"
+    batch = t(["take 3", "take 3 1 4"], padding=True)
+    assert batch["input_ids"][0][-2:] == [0, 0] and batch["attention_mask"][0] == [1, 1, 0, 0]
+    p = hf.word_level_tokenizer(["a", "b"], split="whitespace")
+    assert p.convert_ids_to_tokens(p("a,(b)")["input_ids"]) == ["a", "[UNK]", "b", "[UNK]"]
+    t.save_pretrained(tmp_path)
+    again = transformers.AutoTokenizer.from_pretrained(tmp_path, local_files_only=True)
+    assert again("take 3 1 4 then flip")["input_ids"] == ids[:6]
+    # drives a tiny random Llama end to end
+    m = hf.tiny_random_model("llama", vocab_size=len(t))
+    out = m.generate(torch.tensor([ids]), max_new_tokens=3, do_sample=False, pad_token_id=t.pad_token_id)
+    assert out.shape == (1, len(ids) + 3)
+    with pytest.raises(ValueError, match="'split'"):
+        hf.word_level_tokenizer(["a"], split="bpe")
+    with pytest.raises(ValueError, match="'vocab'"):
+        hf.word_level_tokenizer(["a b"])
+
+
+# --- issue 31: a character tokenizer and the text-generation adapter (llm_rationality) ---
+
+def _char_tok():
+    import string
+    return hf.char_level_tokenizer(string.ascii_letters + string.digits + " .,:;%$?!-()\n")
+
+
+def _tiny_gpt2(tok, seed=0):
+    return hf.tiny_random_model("gpt2", seed=seed, vocab_size=len(tok), hidden_size=32, num_hidden_layers=1,
+                                num_attention_heads=2, intermediate_size=64, max_position_embeddings=256)
+
+
+def test_char_level_tokenizer_round_trip_and_unknowns():
+    t = _char_tok()
+    assert isinstance(t, transformers.PreTrainedTokenizerFast)
+    assert (t.pad_token_id, t.unk_token_id, t.eos_token_id) == (0, 1, 2) and t.convert_ids_to_tokens([3]) == ["a"]
+    text = "Option B: a 60% chance to win $25.\nAnswer: B"
+    ids = t(text)["input_ids"]
+    assert len(ids) == len(text) and t.decode(ids) == text
+    assert t("é")["input_ids"] == [t.unk_token_id]
+    assert t.decode([t.convert_tokens_to_ids("B"), t.eos_token_id], skip_special_tokens=True) == "B"
+    with pytest.raises(ValueError, match="'chars'"):
+        hf.char_level_tokenizer(["ab"])
+
+
+def test_hf_generate_fn_greedy_equals_a_manual_argmax_loop():
+    t = _char_tok()
+    m = _tiny_gpt2(t)
+    gen = hf.hf_generate_fn(m, t, max_new_tokens=5)
+    prompt = "Option A or B?"
+    out = gen(prompt)
+    ids = torch.tensor([t(prompt)["input_ids"]])
+    with torch.no_grad():
+        for _ in range(5):
+            nxt = m(ids).logits[0, -1].argmax()
+            if int(nxt) == t.eos_token_id: break
+            ids = torch.cat([ids, nxt.view(1, 1)], dim=1)
+    assert out == t.decode(ids[0, len(prompt):], skip_special_tokens=True)
+    assert gen(prompt) == out and gen.calls == 2 and gen.last_prompt_tokens == len(prompt)
+    assert hf.hf_generate_fn(m, t, max_new_tokens=5, max_prompt_tokens=4).encode(prompt).shape == (1, 4)
+    assert len(out) >= 3, out                                             # (seed 0's model: 5 characters)
+    assert hf.hf_generate_fn(m, t, max_new_tokens=5, stop=[out[2:]])(prompt) == out[: out.index(out[2:])]
+
+
+def test_hf_generate_fn_sampling_is_seeded_and_leaves_the_global_rng_alone():
+    t = _char_tok()
+    m = _tiny_gpt2(t, seed=1)
+    a, b = (hf.hf_generate_fn(m, t, max_new_tokens=8, do_sample=True, seed=3) for _ in range(2))
+    torch.manual_seed(123)
+    before = torch.rand(1)
+    torch.manual_seed(123)
+    outs = [a("x") for _ in range(4)]
+    assert torch.rand(1) == before                                        # the caller's RNG did not move
+    assert outs == [b("x") for _ in range(4)] and len(set(outs)) > 1      # same seed, same answers; calls differ
+    assert [hf.hf_generate_fn(m, t, max_new_tokens=8, do_sample=True, seed=4)("x") for _ in range(4)] != outs
+    with pytest.raises(ValueError, match="'max_new_tokens'"):
+        hf.hf_generate_fn(m, t, max_new_tokens=0)
+    with pytest.raises(ValueError, match="'temperature'"):
+        hf.hf_generate_fn(m, t, do_sample=True, temperature=0.0)
+    with pytest.raises(ValueError, match="'chat'"):
+        hf.hf_generate_fn(m, t, chat=True)
+    with pytest.raises(ValueError, match="'prompt'"):
+        hf.hf_generate_fn(m, t)(["x"])

@@ -15,7 +15,8 @@ from typing import Any, Mapping
 
 # %% auto #0
 __all__ = ['PROJECTION_NAME_MAPS', 'SITES', 'TINY_ARCHS', 'model_arch', 'Projection', 'projection_modules', 'input_major_weight',
-           'projection_forward', 'load_local_causal_lm', 'tiny_config', 'tiny_random_model']
+           'projection_forward', 'load_local_causal_lm', 'tiny_config', 'tiny_random_model', 'word_level_tokenizer',
+           'char_level_tokenizer', 'HFGenerator', 'hf_generate_fn']
 
 # %% ../../nbs/blocks/01_hf.ipynb #164589f5
 _LLAMA_LIKE = {"self_attn.q_proj": "q_proj", "self_attn.k_proj": "k_proj", "self_attn.v_proj": "v_proj",
@@ -150,3 +151,152 @@ def tiny_random_model(arch: str = "llama", seed: int = 0, **config_kwargs):
     cfg = tiny_config(arch, **config_kwargs)
     torch.manual_seed(seed)
     return AutoModelForCausalLM.from_config(cfg).eval()
+
+# %% ../../nbs/blocks/01_hf.ipynb #20423822
+from typing import Sequence
+
+_PRETOKENIZERS = ("whitespace_split", "whitespace")
+
+
+def word_level_tokenizer(vocab: list[str], unk: str = "[UNK]", pad: str = "[PAD]", bos: str | None = None,
+                         eos: str | None = None, extra_special: Sequence[str] = (), split: str = "whitespace_split",
+                         lowercase: bool = False):
+    """A `transformers.PreTrainedTokenizerFast` over a fixed word list, built in code (no download).
+
+    Ids: the special tokens first — `pad`, `unk`, then `bos`, `eos` and `extra_special` when given — then the words of
+    `vocab` in order (duplicates and words equal to a special token are dropped). Text is split by `split`:
+    'whitespace_split' (on spaces only: '(xs)' is one word) or 'whitespace' (runs of word characters and runs of
+    punctuation, `\\w+|[^\\w\\s]+`); unknown words map to `unk`. `decode` joins tokens with single spaces.
+    The tokenizer adds no special tokens by itself (`add_special_tokens` has nothing to add)."""
+    if split not in _PRETOKENIZERS:
+        raise ValueError(f"parameter 'split' must be one of {list(_PRETOKENIZERS)}; got {split!r}")
+    specials = [t for t in (pad, unk, bos, eos, *extra_special) if t is not None]
+    if not unk or not pad:
+        raise ValueError("parameters 'unk' and 'pad' must be non-empty strings")
+    if len(set(specials)) != len(specials):
+        raise ValueError(f"parameter 'extra_special' repeats a special token: {specials}")
+    words = [str(w) for w in vocab]
+    if any((not w) or any(c.isspace() for c in w) for w in words):
+        raise ValueError("parameter 'vocab' must hold non-empty words without whitespace")
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+    itos = list(specials)
+    seen = set(itos)
+    for w in words:
+        w = w.lower() if lowercase else w
+        if w not in seen:
+            seen.add(w); itos.append(w)
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(itos)}, unk_token=unk))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit() if split == "whitespace_split" else pre_tokenizers.Whitespace()
+    if lowercase:
+        tok.normalizer = normalizers.Lowercase()
+    kw = {"unk_token": unk, "pad_token": pad}
+    if bos is not None: kw["bos_token"] = bos
+    if eos is not None: kw["eos_token"] = eos
+    if extra_special: kw["additional_special_tokens"] = list(extra_special)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, **kw)
+
+
+# %% ../../nbs/blocks/01_hf.ipynb #42bd9967
+from typing import Callable
+
+
+def char_level_tokenizer(chars: str | Sequence[str], pad: str = "[PAD]", unk: str = "[UNK]", eos: str | None = "[EOS]"):
+    """A `transformers.PreTrainedTokenizerFast` with one token per character, built in code (no download).
+
+    Ids: `pad`, `unk`, then `eos` (when given), then the distinct characters of `chars` in order of first
+    appearance. Every character of a text is one token (newlines and spaces included); characters not in `chars`
+    map to `unk`; `decode` concatenates the characters (no spaces inserted)."""
+    cs = list(dict.fromkeys(chars))
+    if not cs or any(len(c) != 1 for c in cs):
+        raise ValueError(f"parameter 'chars' must be a non-empty string or a sequence of single characters; got {chars!r}")
+    specials = [t for t in (pad, unk, eos) if t is not None]
+    if not pad or not unk or len(set(specials)) != len(specials) or any(len(t) == 1 for t in specials):
+        raise ValueError(f"parameters 'pad', 'unk', 'eos' must be distinct multi-character strings; got {specials}")
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+    tok = Tokenizer(models.WordLevel({t: i for i, t in enumerate(specials + cs)}, unk_token=unk))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")     # every character alone
+    tok.decoder = decoders.Fuse()                                                        # join without spaces
+    kw = {"unk_token": unk, "pad_token": pad}
+    if eos is not None: kw["eos_token"] = eos
+    return PreTrainedTokenizerFast(tokenizer_object=tok, **kw)
+
+
+@dataclass
+class HFGenerator:
+    """`generate(prompt) -> str` over a local `transformers` causal LM (built by `hf_generate_fn`).
+
+    `calls` counts the prompts answered; `last_prompt_tokens` is the length of the last encoded prompt."""
+    model: Any
+    tokenizer: Any
+    max_new_tokens: int = 16
+    do_sample: bool = False
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    seed: int = 0
+    max_prompt_tokens: int | None = None
+    chat: bool = False
+    stop: Sequence[str] = ()
+    calls: int = 0
+    last_prompt_tokens: int = 0
+
+    def encode(self, prompt: str):
+        "The prompt's input ids (1, T) — through the chat template when `chat`, left-truncated to `max_prompt_tokens`."
+        if self.chat:
+            ids = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                                     return_tensors="pt", return_dict=True)["input_ids"]
+        else:
+            ids = self.tokenizer(prompt, return_tensors="pt")["input_ids"]
+        if self.max_prompt_tokens is not None: ids = ids[:, -self.max_prompt_tokens:]
+        return ids
+
+    def __call__(self, prompt: str) -> str:
+        import torch
+        if not isinstance(prompt, str): raise ValueError(f"parameter 'prompt' must be a str; got {type(prompt).__name__}")
+        ids = self.encode(prompt)
+        dev = next(self.model.parameters()).device
+        ids = ids.to(dev)
+        tok = self.tokenizer
+        pad = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id if tok.eos_token_id is not None else 0)
+        kw: dict[str, Any] = dict(max_new_tokens=self.max_new_tokens, do_sample=self.do_sample, pad_token_id=pad,
+                                  eos_token_id=tok.eos_token_id, attention_mask=torch.ones_like(ids))
+        if self.do_sample:
+            kw.update(temperature=self.temperature, top_k=self.top_k if self.top_k is not None else 0,
+                      top_p=self.top_p if self.top_p is not None else 1.0)
+        else:
+            kw.update(temperature=None, top_k=None, top_p=None)
+        cuda = [dev.index or 0] if dev.type == "cuda" else []
+        with torch.no_grad(), torch.random.fork_rng(devices=cuda):
+            torch.manual_seed((int(self.seed) * 1_000_003 + self.calls) % 2**63)
+            out = self.model.generate(ids, **kw)
+        self.calls += 1
+        self.last_prompt_tokens = int(ids.shape[1])
+        text = tok.decode(out[0, ids.shape[1]:], skip_special_tokens=True)
+        for s in self.stop:                        # cut at the first stop string
+            if s and s in text: text = text[: text.index(s)]
+        return text
+
+
+def hf_generate_fn(model, tokenizer, max_new_tokens: int = 16, do_sample: bool = False, temperature: float = 1.0,
+                   top_k: int | None = None, top_p: float | None = None, seed: int = 0,
+                   max_prompt_tokens: int | None = None, chat: bool = False, stop: Sequence[str] = ()) -> Callable[[str], str]:
+    """Wrap a local causal LM and its tokenizer as `generate(prompt) -> str` (an `HFGenerator`).
+
+    Greedy decoding by default; `do_sample=True` samples with `temperature` / `top_k` / `top_p`, call *i* seeded by
+    `(seed, i)` in a forked RNG (reproducible, the global RNG untouched). Only the new tokens are decoded (special
+    tokens skipped) and the text is cut at the first of `stop`. `chat=True` applies the tokenizer's chat template;
+    `max_prompt_tokens` keeps the prompt's last tokens. Nothing is downloaded: bring the model (e.g. from
+    `load_local_causal_lm`)."""
+    if int(max_new_tokens) < 1: raise ValueError(f"parameter 'max_new_tokens' must be an int >= 1; got {max_new_tokens!r}")
+    if do_sample and not temperature > 0: raise ValueError(f"parameter 'temperature' must be > 0 when sampling; got {temperature!r}")
+    if top_p is not None and not 0 < top_p <= 1: raise ValueError(f"parameter 'top_p' must be in (0, 1]; got {top_p!r}")
+    if max_prompt_tokens is not None and int(max_prompt_tokens) < 1:
+        raise ValueError(f"parameter 'max_prompt_tokens' must be an int >= 1 or None; got {max_prompt_tokens!r}")
+    if chat and not getattr(tokenizer, "chat_template", None):
+        raise ValueError("parameter 'chat' needs a tokenizer with a chat_template")
+    if not hasattr(model, "generate"): raise ValueError(f"parameter 'model' must be a transformers causal LM; got {type(model).__name__}")
+    return HFGenerator(model, tokenizer, int(max_new_tokens), bool(do_sample), float(temperature), top_k, top_p, int(seed),
+                       max_prompt_tokens, bool(chat), tuple(stop))
+
