@@ -38,7 +38,18 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--jobs", type=int, default=None)
     rp.add_argument("--only", nargs="+", metavar="SLUG", help="run only these papers")
     rp.add_argument("--output-dir")
-    c = sub.add_parser("claims", help="the claims table of the newest run of each paper")
+    sw = sub.add_parser("sweep", help="a grid of parameter values x seeds on Dask: every run in the ledger, a report")
+    sw.add_argument("slug")
+    sw.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "V1,V2,..."),
+                    help="a swept parameter and its comma-separated values (one value: fixed)")
+    sw.add_argument("--seeds", default="0-2", help="start seeds: 0-19 or 0,3,7 (default 0-2)")
+    sw.add_argument("--scale", default=None)
+    sw.add_argument("--workers", type=int, default=2, help="worker processes of the local Dask cluster (default 2)")
+    sw.add_argument("--scheduler", default=None, help="address of a running Dask scheduler (default: a local cluster)")
+    sw.add_argument("--output-dir")
+    c = sub.add_parser("claims", help="the claims table of the newest run of each paper (or of SLUG over --seeds)")
+    c.add_argument("slug", nargs="?", help="with --seeds: how often each of this paper's claims held over those seeds")
+    c.add_argument("--seeds", default=None, help="with SLUG: start seeds, e.g. 0-19")
     c.add_argument("--scale", default=None)
     c.add_argument("--format", choices=["text", "markdown", "html"], default="text")
     d = sub.add_parser("docs", help="build the docs site: nbdev-docs where Quarto is installed, else an offline HTML site")
@@ -133,11 +144,37 @@ def _cmd_reproduce(args, settings) -> int:
     print(f"\nclaims table: {out / f'claims-{scale}.md'} and .html; ledger: {settings.ledger_path}")
     return 0 if all(r.status in ("ok", "skipped") for r in recs) else 1
 
+def _cmd_sweep(args, settings) -> int:
+    from iclrbench.run.runner import check_scale
+    from iclrbench.run.sweep import claim_held_rates, sweep
+    grid: dict[str, str] = {}
+    for name, values in args.param:
+        if name in grid: raise ValueError(f"parameter {name!r} given twice; list its values once: -p {name} v1,v2")
+        grid[name] = values
+    scale = check_scale(args.scale or settings.default_scale, "--scale")
+    df = sweep(args.slug, grid, args.seeds, scale, workers=args.workers, scheduler=args.scheduler, settings=settings,
+               output_dir=args.output_dir, progress=sys.stderr.isatty())
+    rates = claim_held_rates(df)
+    print(rates.to_string(index=False) if len(rates) else "no claim was measured")
+    bad = df[df["status"] != "ok"]
+    print(f"\nsweep {df.attrs['sweep']}: {len(df)} runs ({int(df['resumed'].sum())} from earlier), {len(bad)} not ok; "
+          f"report: {df.attrs.get('report')}")
+    for _, r in bad.iterrows(): print(f"  seed {r['seed']}: {r['status']}: {str(r['error'] or '')[:200]}")
+    return 0 if bad.empty else 1
+
 def _cmd_claims(args, settings) -> int:
     from iclrbench.run.claims import claim_rows, rows_html, rows_markdown, rows_text
     from iclrbench.run.ledger import Ledger
     from iclrbench.run.runner import check_scale
     if args.scale is not None: check_scale(args.scale, "--scale")
+    if args.seeds is not None or args.slug is not None:
+        if args.seeds is None or args.slug is None: raise ValueError("claims over seeds needs both SLUG and --seeds, e.g. `iclrbench claims mixmax --seeds 0-19`")
+        from iclrbench.core.registry import paper_card
+        from iclrbench.run.sweep import claims_over_seeds
+        paper_card(args.slug)
+        table = claims_over_seeds(args.slug, args.seeds, args.scale or settings.default_scale, settings)
+        print(table.to_string(index=False))
+        return 0
     if not settings.ledger_path.exists(): return _fail(ValueError(f"no runs recorded yet in {settings.ledger_path}; try `iclrbench reproduce`"))
     rows = claim_rows(Ledger(settings.ledger_path, create=False).latest(scale=args.scale))
     print({"text": rows_text, "markdown": rows_markdown, "html": rows_html}[args.format](rows))
@@ -207,11 +244,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try: argv, pairs = _split_params(argv)
     except _ParamError as e: return _fail(e)
     args = _build_parser().parse_args(argv)
-    if args.command == "run": args.param = [tuple(p) for p in pairs]
-    elif pairs: return _fail(ValueError(f"-p/--param is an option of `iclrbench run`, not of `iclrbench {args.command}`"))
+    if args.command in ("run", "sweep"): args.param = [tuple(p) for p in pairs]
+    elif pairs: return _fail(ValueError(f"-p/--param is an option of `iclrbench run` and `sweep`, not of `iclrbench {args.command}`"))
     from iclrbench.core.settings import load_settings
     commands = {"list": _cmd_list, "run": _cmd_run, "reproduce": _cmd_reproduce, "docs": _cmd_docs, "claims": _cmd_claims,
-                "runs": _cmd_runs, "ledger": _cmd_ledger}
+                "runs": _cmd_runs, "ledger": _cmd_ledger, "sweep": _cmd_sweep}
     try:
         settings = load_settings(args.settings)
         return commands[args.command](settings) if args.command == "list" else commands[args.command](args, settings)

@@ -49,10 +49,11 @@ CREATE TABLE IF NOT EXISTS runs (
     started TEXT NOT NULL,
     finished TEXT NOT NULL,        -- '' while running
     pid INTEGER, host TEXT,        -- the process that runs it (a `running` row whose process is gone was interrupted)
-    run_dir TEXT, pruned TEXT      -- the run's folder; when `iclrbench runs prune` deleted it
+    run_dir TEXT, pruned TEXT,     -- the run's folder; when `iclrbench runs prune` deleted it
+    request TEXT, sweep TEXT       -- the parameters it was asked for (JSON, sorted); the sweep it belongs to
 )"""
 _REQUIRED = ("id", "run_id", "slug", "scale", "seed", "status", "params", "metrics", "claims", "timings", "started", "finished")
-_ADDED = {"pid": "INTEGER", "host": "TEXT", "run_dir": "TEXT", "pruned": "TEXT"}   # columns newer than the first ledgers
+_ADDED = {"pid": "INTEGER", "host": "TEXT", "run_dir": "TEXT", "pruned": "TEXT", "request": "TEXT", "sweep": "TEXT"}   # columns newer than the first ledgers
 RUNNING, OK, FAILED, INTERRUPTED = "running", "ok", "failed", "interrupted"
 
 class LedgerError(ValueError):
@@ -146,13 +147,14 @@ class Ledger:
     @staticmethod
     def _row(run_id, slug, scale, seed, status, params, metrics=None, claims=None, timings=None, wall_s=None,
              version=None, error=None, notebook=None, html=None, result_json=None, started=None, finished=None,
-             run_dir=None) -> dict[str, Any]:
+             run_dir=None, sweep=None) -> dict[str, Any]:
         return dict(run_id=run_id, slug=slug, scale=scale, seed=seed, status=status, error=error,
                     params=json.dumps(to_jsonable(params)), metrics=json.dumps(to_jsonable(metrics or {})),
                     claims=json.dumps(to_jsonable(claims or [])), timings=json.dumps(to_jsonable(timings or {})),
                     wall_s=wall_s, version=version, git_commit=git_commit(), notebook=notebook, html=html,
                     result_json=result_json, started=started or _now(), finished=_now() if finished is None else finished,
-                    pid=os.getpid(), host=socket.gethostname(), run_dir=run_dir)
+                    pid=os.getpid(), host=socket.gethostname(), run_dir=run_dir, sweep=sweep,
+                    request=json.dumps(to_jsonable({"scale": scale, "seed": seed, **dict(params)}), sort_keys=True))
 
     def record(self, *, run_id: str, slug: str, scale: str, seed: int | None, status: str, params: Mapping,
                **fields) -> int:

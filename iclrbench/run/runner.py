@@ -186,8 +186,9 @@ def export_html(nb_path: Path, html_path: Path) -> Path:
 
 def run_paper(slug: str, params: Mapping[str, Any] | None = None, *, scale: str | None = None,
               settings: Settings | None = None, output_dir: str | os.PathLike | None = None,
-              ledger: bool = True, html: bool = True, progress: bool = False) -> RunRecord:
-    """Execute `nbs/papers/<slug>.ipynb` through papermill with validated `params`.
+              ledger: bool = True, html: bool = True, progress: bool = False, sweep: str | None = None) -> RunRecord:
+    """Execute `nbs/papers/<slug>.ipynb` through papermill with validated `params` (`sweep`: the id of the sweep it
+    belongs to, kept in its ledger row).
 
     Writes `<output_dir>/<slug>/<run_id>/{run.json, <slug>.ipynb, <slug>.html, result.json}`; the ledger row is written
     as `running` before the kernel starts and completed when the run ends. A notebook that raises is recorded as
@@ -209,7 +210,7 @@ def run_paper(slug: str, params: Mapping[str, Any] | None = None, *, scale: str 
     write_json_atomic(run_dir / RUN_MARKER, marker)
     led = Ledger(settings.ledger_path) if ledger else None
     row_id = led.start(run_id=run_id, slug=slug, scale=rec.scale, seed=rec.seed, params=values, notebook=str(nb_out),
-                       started=started, run_dir=str(run_dir)) if led else None
+                       started=started, run_dir=str(run_dir), sweep=sweep) if led else None
     env_keep = {k: os.environ.get(k) for k in (RESULT_PATH_ENV, "PLOTLY_RENDERER", "TQDM_DISABLE")}
     os.environ[RESULT_PATH_ENV] = str(res_path.resolve())
     # mimetype for JupyterLab + inline plotly.js so the HTML copy renders offline
