@@ -168,3 +168,25 @@ def test_plain_papermill_needs_no_extra_flags(tmp_path):
     nb = json.loads(out_nb.read_text())
     injected = [c for c in nb["cells"] if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
     assert injected and "seed = 5" in "".join(injected[0]["source"])
+
+
+def test_terminal_output_fits_80_columns_and_pipes_close_quietly(tmp_path):
+    """`iclrbench claims` fits the terminal (here 80 columns) and ends with totals; `| head` never prints a traceback."""
+    from iclrbench.run.claims import rows_text
+    rows = [dict(slug="hybrid_regularization", scale="smoke", seed=0, id="a-very-long-claim-identifier-that-goes-on",
+                 status=s, measured="x " * 200) for s in ("held", "not held", "not checked at this scale")]
+    text = rows_text(rows, 80)
+    wide = lambda line: len(line) + sum(ord(ch) > 0x2600 and ch not in "─·…" for ch in line)   # emoji take two columns
+    assert all(wide(line) <= 80 for line in text.splitlines()), max(text.splitlines(), key=wide)
+    assert "3 claims from 1 papers:" in text.split("─" * 80)[-1]
+    env = _settings(tmp_path)
+    Ledger(tmp_path / "runs" / "ledger.sqlite").record(run_id="r", slug="mixmax", scale="smoke", seed=0, status="ok", params={},
+                                                       claims=[dict(rows[0], statement="s", paper_value="", metric="m")] * 30)
+    for cmd in ("list", "claims"):
+        out = subprocess.run(f"{CLI[0]} {cmd} | head -1", shell=True, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+        assert out.stderr == "" and len(out.stdout.splitlines()) == 1, out.stderr
+
+
+def test_list_shows_each_parameter_with_its_range_and_defaults(tmp_path):
+    out = _cli(["list"], _settings(tmp_path))
+    assert "n_seeds: an int in [1, 20]; smoke 3, full" in out.stdout            # mixmax's seeds: range and defaults

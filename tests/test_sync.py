@@ -84,6 +84,6 @@ def test_paper_notebooks_keep_the_contract(nb_path):
     tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
     joined = "\n".join(srcs)
-    for needed in ("publish_result(result)", "explore(", "assert_claims_hold(result)"):
+    for needed in ("publish_result(result)", "explore(", "claims_verdict(result)"):
         assert needed in joined, f"the notebook never calls {needed}"
     assert (ROOT / "iclrbench" / "papers" / f"{nb_path.stem}.py").exists()

@@ -18,7 +18,7 @@ __all__ = ['SEED_MAX', 'HELD', 'NOT_HELD', 'OFFLINE', 'NOT_AT_SCALE', 'CHECK_ERR
            'RESULT_PATH_ENV', 'Paper', 'Param', 'resolve_params', 'validate_seed', 'derived_seed',
            'injected_parameter_names', 'overrides_from', 'Claim', 'ClaimOutcome', 'evaluate_claims', 'to_jsonable',
            'Result', 'write_json_atomic', 'markdown_cell', 'outcomes_markdown', 'make_result', 'publish_result',
-           'ClaimsNotHeld', 'assert_claims_hold']
+           'ClaimsVerdict', 'claims_verdict', 'ClaimsNotHeld', 'assert_claims_hold']
 
 # %% ../../nbs/core/00_records.ipynb #f887e4da
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ class Param:
         "Human-readable description of the allowed values."
         if self.choices is not None: return f"one of {list(self.choices)}"
         if self.kind == "bool": return "true or false"
+        if self.kind == "str": return "a string"
         lo = "-inf" if self.low is None else repr(self.low)
         hi = "inf" if self.high is None else repr(self.high)
         return f"an {self.kind} in [{lo}, {hi}]" if self.kind == "int" else f"a {self.kind} in [{lo}, {hi}]"
@@ -314,6 +315,39 @@ def publish_result(result: Result) -> Path | None:
     return result.to_json(path) if path else None
 
 # %% ../../nbs/core/00_records.ipynb #872ced9f
+@dataclass
+class ClaimsVerdict:
+    """How a paper notebook ends: the count of each outcome and, for every claim that did not hold (or whose check
+    failed), what was measured. A claim that does not hold is a result of the miniature, not an error, so this never
+    raises; regressions are caught by the tests against the recorded expected smoke outcomes."""
+    result: Result
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for c in self.result.claims: out[c.status] = out.get(c.status, 0) + 1
+        return out
+
+    def lines(self) -> list[str]:
+        r = self.result
+        tally = " · ".join(f"{n} {status}" for status, n in self.counts().items()) or "no claims"
+        out = [f"Verdict of this run ({r.slug}, scale {r.scale}, seed {r.seed}): {tally}."]
+        for c in r.claims:
+            if c.status in (NOT_HELD, CHECK_ERROR):
+                out.append(f"{c.id}: {STATUS_MARK.get(c.status, c.status)} — {c.measured}")
+        return out
+
+    def __repr__(self) -> str: return "\n".join(self.lines())
+
+    def _repr_markdown_(self) -> str:
+        first, *rest = self.lines()
+        note = ("\n\nA claim that does not hold is reported with its numbers: it is what the miniature measured, not an "
+                "error of the notebook." if rest else "")
+        return f"**{first}**\n\n" + "\n".join(f"- {markdown_cell(l)}" for l in rest) + note
+
+def claims_verdict(result: Result) -> ClaimsVerdict:
+    "The verdict a paper notebook ends with (shown, never raised): counts per outcome and the not-held claims' numbers."
+    return ClaimsVerdict(result)
+
 class ClaimsNotHeld(AssertionError):
     "Raised at the end of a paper notebook when a claim checked at this scale did not hold."
 

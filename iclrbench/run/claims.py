@@ -58,16 +58,27 @@ def rows_html(rows: Sequence[Mapping[str, Any]], title: str = "iclrbench claims"
             f"<body><h1>{e(title)}</h1><table><tr><th>paper</th><th>scale · seed</th><th>claim</th><th>paper's number</th>"
             f"<th>measured</th><th>outcome</th></tr>{body}</table></body></html>")
 
-def rows_text(rows: Sequence[Mapping[str, Any]], width: int = 100) -> str:
-    "A plain-text table for terminals: one line per claim, the measured numbers wrapped beneath it."
-    import textwrap
+def rows_text(rows: Sequence[Mapping[str, Any]], width: int | None = None) -> str:
+    """A plain-text table for terminals, fitted to `width` (default: the terminal's, at least 60 columns): one line per
+    claim, the measured numbers wrapped beneath it, and a totals line per outcome."""
+    import shutil, textwrap
+    width = max(60, min(200, width or shutil.get_terminal_size((100, 24)).columns))
     def cut(s, n): s = str(s); return s if len(s) <= n else s[: n - 1] + "…"
-    out = [f"{'paper':<20} {'scale·seed':<10} {'claim':<28} outcome", "─" * width]
-    for r in rows:
-        out.append(f"{cut(r['slug'], 20):<20} {cut(str(r['scale']) + '·' + str(r.get('seed')), 10):<10} "
-                   f"{cut(r['id'], 28):<28} {STATUS_MARK.get(r['status'], r['status'])}")
+    marks = [STATUS_MARK.get(r["status"], r["status"]) for r in rows]
+    w_slug = min(max([len("paper")] + [len(str(r["slug"])) for r in rows]), max(12, width // 4))
+    w_seed = min(max([len("scale·seed")] + [len(f"{r['scale']}·{r.get('seed')}") for r in rows]), 12)
+    w_mark = max([len("outcome")] + [len(m) for m in marks])
+    w_id = max(10, width - w_slug - w_seed - w_mark - 4)      # the outcome's emoji takes two terminal columns
+    out = [f"{'paper':<{w_slug}} {'scale·seed':<{w_seed}} {'claim':<{w_id}} outcome", "─" * width]
+    for r, mark in zip(rows, marks):
+        out.append(f"{cut(r['slug'], w_slug):<{w_slug}} {cut(str(r['scale']) + '·' + str(r.get('seed')), w_seed):<{w_seed}} "
+                   f"{cut(r['id'], w_id):<{w_id}} {mark}")
         out += textwrap.wrap(str(r["measured"]), width=width - 4, initial_indent="    ", subsequent_indent="    ",
                              max_lines=4, placeholder=" …")
+    counts: dict[str, int] = {}
+    for m in marks: counts[m] = counts.get(m, 0) + 1
+    out += ["─" * width, *textwrap.wrap(f"{len(rows)} claims from {len({r['slug'] for r in rows})} papers: " +
+                                        " · ".join(f"{n} {m}" for m, n in counts.items()), width=width - len(counts) - 1)]
     return "\n".join(out)
 
 # %% ../../nbs/run/01_claims.ipynb #a7331f48

@@ -7,7 +7,7 @@ Docs: https://iclrbench.github.io/iclrbench/run/cli.html.md"""
 # %% ../../nbs/run/03_cli.ipynb #5f22633b
 from __future__ import annotations
 
-import argparse, os, sys
+import argparse, os, signal, sys, time
 from pathlib import Path
 from typing import Sequence
 
@@ -97,8 +97,13 @@ def _cmd_list(settings) -> int:
         card = paper_card(slug)
         print(f"{slug} — {card.paper.title} ({card.paper.venue})")
         scales = ", ".join(f"{s} (≤ {card.budget(s):.0f} s)" for s in card.scales)
-        print(f"    scales: {scales}; parameters: {', '.join(p.name for p in card.params)}")
-        for c in card.claims: print(f"    [{c['id']}] {c['statement']}")
+        print(f"    scales: {scales}")
+        print("    parameters:")
+        for p in card.params:
+            defaults = ", ".join(f"{s} {card.scales[s].get(p.name)!r}" for s in card.scales)
+            print(f"      {p.name}: {p.allowed()}; {defaults}" + (f" — {p.help}" if p.help else ""))
+        print("    claims:")
+        for c in card.claims: print(f"      [{c['id']}] {c['statement']}")
     return 0
 
 def _print_record(rec) -> None:
@@ -131,9 +136,21 @@ def _cmd_reproduce(args, settings) -> int:
     from iclrbench.run.runner import check_jobs, check_scale, record_rows, reproduce
     scale = check_scale(args.scale or settings.default_scale, "--scale")
     jobs = check_jobs(args.jobs if args.jobs is not None else settings.jobs, "--jobs")
+    from iclrbench.core.registry import paper_slugs
+    todo = list(args.only or paper_slugs())
+    budgets = {s: settings.budget(s, scale) for s in todo}
+    t0, finished = time.perf_counter(), []
     def done(rec):
+        finished.append(rec.slug)
         late = f" (over its {rec.budget_s:.0f} s budget)" if rec.budget_s and rec.over_budget else ""
-        print(f"  {rec.slug}: {rec.status} in {rec.wall_s:.1f} s{late}", flush=True)
+        left = [s for s in todo if s not in finished]
+        spent = time.perf_counter() - t0
+        # estimate: the time spent so far per budget-second, times the budgets still to run, over the parallel jobs
+        rate = spent / max(1e-9, sum(budgets[s] for s in finished))
+        eta = rate * sum(budgets[s] for s in left) / (1 if jobs == 1 else jobs) if left else 0.0
+        print(f"[{len(finished)}/{len(todo)}] {rec.slug}: {rec.status} in {rec.wall_s:.1f} s{late}"
+              + (f"; about {eta / 60:.0f} min left" if left else ""), flush=True)
+    print(f"running {len(todo)} paper notebook(s) at scale {scale!r}, {jobs} at a time; one line as each finishes", flush=True)
     recs = reproduce(scale, jobs, slugs=args.only, settings=settings, output_dir=args.output_dir, on_done=done)
     rows = claim_rows(record_rows(recs))
     out = Path(args.output_dir or settings.output_dir)
@@ -240,6 +257,7 @@ def _fail(e: Exception) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     "Entry point of the `iclrbench` console script."
     console = argv is None
+    if console and hasattr(signal, "SIGPIPE"): signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # `| head` ends quietly
     argv = list(sys.argv[1:] if argv is None else argv)
     try: argv, pairs = _split_params(argv)
     except _ParamError as e: return _fail(e)
