@@ -42,3 +42,28 @@ def test_missing_stored_result_says_how_to_make_one(settings):
 def test_bad_names_are_refused(settings, slug, scale):
     with pytest.raises(ValueError, match="parameter '(slug|scale)'"):
         stored_result_path(slug, scale, settings)
+
+
+def test_front_page_shows_the_stored_full_outcome_and_the_held_rate_over_seeds(tmp_path):
+    """Beside this build's smoke outcome: the newest stored full-scale outcome (date, commit) and the stored held rate."""
+    import pandas as pd
+    from iclrbench.core import load_paper
+    from iclrbench.core.records import ClaimOutcome, Result
+    from iclrbench.core.settings import load_settings
+    from iclrbench.run.stored import store_result, store_seed_outcomes
+    from iclrbench.site.builder import SiteRun, claims_table_html, site_claim_rows
+    ini = tmp_path / "settings.ini"
+    ini.write_text(f"[run]\noutput_dir = {tmp_path / 'runs'}\nledger = {tmp_path / 'l.sqlite'}\nnbs_path = {tmp_path / 'nbs'}\n")
+    settings = load_settings(ini)
+    first = load_paper("mixmax").CLAIMS[0]
+    full = Result(slug="mixmax", scale="full", seed=0, params={}, metrics={},
+                  claims=[ClaimOutcome(first.id, first.statement, "", "", "not held", "0.41 < 0.5")])
+    store_result(full, wall_s=600, settings=settings)
+    store_seed_outcomes("mixmax", "smoke", pd.DataFrame([dict(claim=first.id, held=17, measured=20, rate=0.85,
+                                                              not_held_on=[3, 8, 11], runs=20, missing_seeds=0)]),
+                        list(range(20)), settings)
+    rows = site_claim_rows({"mixmax": SiteRun("mixmax", "missing")}, settings)
+    row = next(r for r in rows if r["id"] == first.id)
+    assert row["status"] == "run failed" and row["full"]["status"] == "not held" and row["seeds"]["held"] == 17
+    html = claims_table_html(rows)
+    assert "17/20 seeds" in html and "0.41 &lt; 0.5" in html and html.count("<td class=\"full\">—</td>") == len(rows) - 1

@@ -50,6 +50,8 @@ def _build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("claims", help="the claims table of the newest run of each paper (or of SLUG over --seeds)")
     c.add_argument("slug", nargs="?", help="with --seeds: how often each of this paper's claims held over those seeds")
     c.add_argument("--seeds", default=None, help="with SLUG: start seeds, e.g. 0-19")
+    c.add_argument("--store", action="store_true", help="with SLUG --seeds: write the table to "
+                   "nbs/papers/results/SLUG.seeds-SCALE.json, which the docs front page shows")
     c.add_argument("--scale", default=None)
     c.add_argument("--format", choices=["text", "markdown", "html"], default="text")
     d = sub.add_parser("docs", help="build the docs site: nbdev-docs where Quarto is installed, else an offline HTML site")
@@ -189,8 +191,13 @@ def _cmd_claims(args, settings) -> int:
         from iclrbench.core.registry import paper_card
         from iclrbench.run.sweep import claims_over_seeds
         paper_card(args.slug)
-        table = claims_over_seeds(args.slug, args.seeds, args.scale or settings.default_scale, settings)
+        scale = args.scale or settings.default_scale
+        table = claims_over_seeds(args.slug, args.seeds, scale, settings)
         print(table.to_string(index=False))
+        if args.store:
+            from iclrbench.run.stored import store_seed_outcomes
+            from iclrbench.run.sweep import parse_seeds
+            print(f"stored: {store_seed_outcomes(args.slug, scale, table, parse_seeds(args.seeds), settings)}")
         return 0
     if not settings.ledger_path.exists(): return _fail(ValueError(f"no runs recorded yet in {settings.ledger_path}; try `iclrbench reproduce`"))
     rows = claim_rows(Ledger(settings.ledger_path, create=False).latest(scale=args.scale))

@@ -18,7 +18,8 @@ from ..core.settings import Settings, load_settings
 from .ledger import git_commit
 
 # %% auto #0
-__all__ = ['stored_result_path', 'machine_description', 'store_result', 'load_stored_result', 'stored_result_markdown']
+__all__ = ['stored_result_path', 'machine_description', 'store_result', 'load_stored_result', 'stored_seeds_path',
+           'store_seed_outcomes', 'load_seed_outcomes', 'stored_result_markdown']
 
 # %% ../../nbs/run/04_stored.ipynb #67e2343b
 def stored_result_path(slug: str, scale: str = "full", settings: Settings | None = None) -> Path:
@@ -52,6 +53,27 @@ def load_stored_result(slug: str, scale: str = "full", settings: Settings | None
     d = json.loads(path.read_text())
     stored = d.pop("stored", {})
     return Result.from_dict(d), stored
+
+# %% ../../nbs/run/04_stored.ipynb #cfb6e938
+def stored_seeds_path(slug: str, scale: str = "smoke", settings: Settings | None = None) -> Path:
+    "`<nbs_path>/results/<slug>.seeds-<scale>.json`: how often each claim held over many seeds (`claims --seeds --store`)."
+    return stored_result_path(slug, scale, settings).with_name(f"{slug}.seeds-{scale}.json")
+
+def store_seed_outcomes(slug: str, scale: str, table, seeds: Sequence[int], settings: Settings | None = None) -> Path:
+    "Write a claims-over-seeds table (`iclrbench.run.sweep.claims_over_seeds`) with its date, commit and machine."
+    d = dict(slug=slug, scale=scale, seeds=list(seeds), claims=to_jsonable(table.to_dict(orient="records")),
+             stored={"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "git_commit": git_commit(),
+                     "machine": machine_description()})
+    path = stored_seeds_path(slug, scale, settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_json_atomic(path, d)
+
+def load_seed_outcomes(slug: str, scale: str = "smoke", settings: Settings | None = None) -> dict | None:
+    "The stored claims-over-seeds table of `slug` at `scale` (claim id → row), with `stored` provenance, or None."
+    path = stored_seeds_path(slug, scale, settings)
+    if not path.exists(): return None
+    d = json.loads(path.read_text())
+    return dict(claims={c["claim"]: c for c in d.get("claims", [])}, seeds=d.get("seeds", []), stored=d.get("stored", {}))
 
 # %% ../../nbs/run/04_stored.ipynb #9b4ee3a9
 def _value(v: Any) -> str:

@@ -393,32 +393,56 @@ def _status_label(status: str) -> str:
     from iclrbench.run.claims import STATUS_MARK
     return STATUS_MARK.get(status, status)
 
-def site_claim_rows(runs: Mapping[str, SiteRun]) -> list[dict[str, Any]]:
-    "Every claim of every paper: the run's outcome where the run produced one, 'run failed' otherwise (never blank)."
+def site_claim_rows(runs: Mapping[str, SiteRun], settings=None) -> list[dict[str, Any]]:
+    """Every claim of every paper: the run's outcome where the run produced one, 'run failed' otherwise (never blank);
+    beside it the newest stored full-scale outcome (`full`: status, measured, date, commit) and the stored held rate
+    over seeds (`seeds`), where the results folder has them."""
     from iclrbench.core import load_paper
+    from iclrbench.run.stored import load_seed_outcomes, load_stored_result
     rows = []
     for slug, run in runs.items():
         mod = load_paper(slug)
         got = {c.id: c for c in (run.result.claims if run.result is not None else [])}
+        try: full = load_stored_result(slug, "full", settings)
+        except (OSError, ValueError, TypeError): full = None
+        try: seeds = load_seed_outcomes(slug, "smoke", settings)
+        except (OSError, ValueError, TypeError): seeds = None
+        full_got = {c.id: c for c in full[0].claims} if full else {}
         for c in mod.CLAIMS:
             o = got.get(c.id)
-            if o is not None: rows.append(dict(slug=slug, id=c.id, statement=o.statement, paper_value=o.paper_value,
-                                               metric=o.metric, measured=o.measured, status=o.status))
-            else: rows.append(dict(slug=slug, id=c.id, statement=c.statement, paper_value=c.paper_value, metric=c.metric,
-                                   measured=(run.error or "the run produced no result")[:300], status="run failed"))
+            if o is not None: row = dict(slug=slug, id=c.id, statement=o.statement, paper_value=o.paper_value,
+                                         metric=o.metric, measured=o.measured, status=o.status)
+            else: row = dict(slug=slug, id=c.id, statement=c.statement, paper_value=c.paper_value, metric=c.metric,
+                             measured=(run.error or "the run produced no result")[:300], status="run failed")
+            f = full_got.get(c.id)
+            if f is not None:
+                row["full"] = dict(status=f.status, measured=f.measured, date=(full[1].get("date") or "")[:10],
+                                   commit=(full[1].get("git_commit") or "")[:10])
+            s = (seeds or {}).get("claims", {}).get(c.id)
+            if s and s.get("measured"):
+                row["seeds"] = dict(held=s["held"], measured=s["measured"], not_held_on=s.get("not_held_on", []),
+                                    date=(seeds["stored"].get("date") or "")[:10])
+            rows.append(row)
     return rows
 
 def claims_table_html(rows: Sequence[Mapping[str, Any]], root: str = "", paper_column: bool = True) -> str:
     "The claims table as HTML: statement, paper's number, measured value, outcome, link to the paper's page."
     e = _html.escape
     head = ("<tr>" + ("<th>paper</th>" if paper_column else "") +
-            "<th>claim</th><th>paper's number</th><th>measured in the miniature</th><th>outcome</th></tr>")
+            "<th>claim</th><th>paper's number</th><th>measured in the miniature</th><th>outcome</th>"
+            "<th>stored full-scale run</th><th>held over seeds</th></tr>")
     body = []
     for r in rows:
         link = f'<td><a href="{root}papers/{e(r["slug"])}.html">{e(r["slug"])}</a></td>' if paper_column else ""
+        f = r.get("full")
+        full = (f'<td class="full {STATUS_CLASS(f["status"])}" title="{e(f["measured"])}">{e(_status_label(f["status"]))}'
+                f'<br><small>{e(f["date"])} · <code>{e(f["commit"])}</code></small></td>') if f else '<td class="full">—</td>'
+        s = r.get("seeds")
+        over = (f'<td class="seeds" title="not held on seeds {e(str(s["not_held_on"]))}">{s["held"]}/{s["measured"]} seeds'
+                f'<br><small>{e(s["date"])}</small></td>') if s else '<td class="seeds">—</td>'
         body.append(f'<tr class="claim {STATUS_CLASS(r["status"])}" data-slug="{e(r["slug"])}" data-claim="{e(r["id"])}">{link}'
                     f'<td><b>{e(r["id"])}</b> {e(r["statement"])}</td><td>{e(r["paper_value"])}</td>'
-                    f'<td>{e(r["measured"])}</td><td class="status">{e(_status_label(r["status"]))}</td></tr>')
+                    f'<td>{e(r["measured"])}</td><td class="status">{e(_status_label(r["status"]))}</td>{full}{over}</tr>')
     return f'<table class="claims">{head}{"".join(body)}</table>'
 
 def _fmt_s(x) -> str: return "—" if x is None else f"{x:.1f} s"
@@ -640,7 +664,7 @@ def build_site(out: str | os.PathLike = "_site", slugs: Sequence[str] | None = N
         (out / "vendor" / "widget-assets").mkdir(parents=True, exist_ok=True)
         for key, text in assets.items(): (out / "vendor" / "widget-assets" / f"{key}.js").write_text(asset_script(key, text))
         # the front page: the claims table at its centre
-        rows = site_claim_rows(runs)
+        rows = site_claim_rows(runs, settings)
         counts = {st: sum(r["status"] == st for r in rows) for st in dict.fromkeys(r["status"] for r in rows)}
         tally = " · ".join(f"{n} {_html.escape(_status_label(st))}" for st, n in counts.items())
         built = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
