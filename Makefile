@@ -43,7 +43,9 @@ test: install
 export: install
 	$(BIN)/nbdev-export
 
+# outputs and execution counts out (cell tags kept), then nbdev's metadata cleaning
 clean-nbs: install
+	$(BIN)/python -c 'from iclrbench.site.hygiene import strip_outputs; [print("stripped outputs:", p) for p in strip_outputs()]'
 	$(BIN)/nbdev-clean
 
 readme: install
@@ -55,8 +57,10 @@ cards: install
 
 sync: export cards clean-nbs readme
 
+# JupyterLab cleans every notebook it saves under nbs/ (no outputs in the sources); --allow-root only when root
 lab: install
-	$(BIN)/python -m pip install --quiet jupyterlab && $(BIN)/jupyter lab nbs/
+	$(BIN)/python -m pip install --quiet jupyterlab && $(BIN)/jupyter lab nbs/ \
+	  --FileContentsManager.pre_save_hook=iclrbench.site.hygiene.clean_on_save $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 # the docs site: nbdev-docs where Quarto is installed, else the offline HTML site in $(DOCS_OUT)
 docs: install

@@ -70,7 +70,7 @@ def test_notebooks_are_clean(nb_path):
     assert nb["metadata"].get("kernelspec", {}).get("name") == "python3"
     for c in nb["cells"]:
         if c["cell_type"] == "code":
-            assert c.get("outputs") == [] and c.get("execution_count") is None, "outputs saved in git: run nbdev-clean"
+            assert c.get("outputs") == [] and c.get("execution_count") is None, "outputs saved in git: run `make clean-nbs` (strips outputs, then nbdev-clean)"
 
 
 PAPER_NBS = sorted((ROOT / "nbs" / "papers").glob("*.ipynb"))
@@ -87,3 +87,20 @@ def test_paper_notebooks_keep_the_contract(nb_path):
     for needed in ("publish_result(result)", "explore(", "claims_verdict(result)"):
         assert needed in joined, f"the notebook never calls {needed}"
     assert (ROOT / "iclrbench" / "papers" / f"{nb_path.stem}.py").exists()
+
+
+def test_clean_on_save_hook_and_make_clean_nbs_strip_outputs(tmp_path):
+    """The pre-save hook `make lab` installs strips outputs of notebooks under nbs/ and keeps the parameters tag."""
+    import jupyter_server.services.contents.filemanager as fm
+    from iclrbench.site.hygiene import clean_on_save, strip_outputs
+    nb = json.loads((ROOT / "nbs" / "papers" / "mixmax.ipynb").read_text())
+    for c in nb["cells"]:
+        if c["cell_type"] == "code": c["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "x"}]; c["execution_count"] = 1
+    root = tmp_path / "nbs" / "papers"; root.mkdir(parents=True)
+    mgr = fm.FileContentsManager(root_dir=str(tmp_path), pre_save_hook="iclrbench.site.hygiene.clean_on_save")
+    mgr.save({"type": "notebook", "format": "json", "content": json.loads(json.dumps(nb))}, "nbs/papers/mixmax.ipynb")
+    saved = json.loads((root / "mixmax.ipynb").read_text())
+    assert all(c.get("outputs", []) == [] and c.get("execution_count") is None for c in saved["cells"] if c["cell_type"] == "code")
+    assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in saved["cells"])
+    dirty = tmp_path / "dirty.ipynb"; dirty.write_text(json.dumps(nb))
+    assert strip_outputs([dirty]) == [dirty] and strip_outputs([dirty]) == []
