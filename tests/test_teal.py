@@ -246,3 +246,26 @@ def test_claim_checks_can_fail_and_seeded():
 def test_speed_check_is_not_measured_without_the_benchmark_and_fails_without_its_rows():
     assert teal._check_speed({})[0] is None                                    # speed_blocks=0: nothing measured
     assert teal._check_speed({"speed": [dict(p=0.25, speedup=3.0)]})[0] is False   # ran, but no p = 0.5 rows
+
+
+@pytest.mark.parametrize("p", [0.0, 0.37, 0.5, 0.9, 1.0])
+def test_compiled_sparse_gemv_equals_embedding_bag_and_the_masked_dense_product(p):
+    """The numba kernel reads only active rows (1, 2, 3 left over after groups of four) and gives x_masked @ W_T."""
+    g = torch.Generator().manual_seed(3)
+    W = torch.randn(203, 77, generator=g) * 0.02
+    x = torch.randn(203, generator=g)
+    t = float(x.abs().quantile(p)) if 0 < p < 1 else (-1.0 if p == 0 else float(x.abs().max()) + 1)
+    dense = (x * (x.abs() > t)) @ W
+    fast = teal.sparse_gemv(W, x, t, kernel="numba")
+    ref = teal.sparse_gemv(W, x, t, kernel="embedding_bag")
+    assert torch.allclose(fast, dense, atol=1e-6) and torch.allclose(ref, dense, atol=1e-6)
+    assert torch.equal(teal.sparse_gemv(W, x, t), fast)                     # 'auto' takes the compiled kernel here
+
+
+def test_sparse_gemv_falls_back_and_refuses_clearly():
+    W, x = torch.randn(10, 4, dtype=torch.float64), torch.randn(10, dtype=torch.float64)
+    assert torch.allclose(teal.sparse_gemv(W, x, 0.5), (x * (x.abs() > 0.5)) @ W)    # float64: embedding_bag
+    with pytest.raises(ValueError, match="'numba'"):
+        teal.sparse_gemv(W, x, 0.5, kernel="numba")
+    with pytest.raises(ValueError, match="'kernel'"):
+        teal.sparse_gemv(W.float(), x.float(), 0.5, kernel="triton")

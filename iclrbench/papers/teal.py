@@ -16,6 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
+try: import numba          # compiles the sparse GEMV at first use; PyTorch's embedding_bag is the fallback
+except ImportError: numba = None
 
 from ..blocks.hf import projection_modules
 from ..blocks.lm import CharTokenizer, LMConfig, TinyLM, pydoc_documents, random_windows, split_documents, train_lm
@@ -24,12 +26,13 @@ from ..core import progress as progress_bar
 from ..core.experiment import every_seed, experiment, per_seed
 
 # %% auto #0
-__all__ = ['MODES', 'P_GRID', 'SITE_GROUPS', 'PAPER', 'PARAMS', 'SCALES', 'SPARSITY_TOL', 'CLAIMS', 'run', 'histogram_threshold',
-           'Calibration', 'calibrate', 'ActivationSparsifier', 'uniform_rules', 'random_rules', 'rules_from_sparsities',
-           'effective_sparsity', 'cats_share', 'cats_rules', 'greedy_allocate_block', 'greedy_sparsities',
-           'model_block_fn', 'sparse_gemv', 'decode_weights', 'decode_step', 'gemv_speed_benchmark', 'char_data',
-           'train_tiny_llama', 'eval_chunks', 'last_half_nll', 'group_achieved', 'SeedModel', 'train_seed',
-           'greedy_curves', 'teal_experiment', 'load_corpus', 'one_seed', 'kernel_and_speed', 'explore']
+__all__ = ['MODES', 'GEMV_KERNELS', 'P_GRID', 'SITE_GROUPS', 'PAPER', 'PARAMS', 'SCALES', 'SPARSITY_TOL', 'CLAIMS', 'run',
+           'histogram_threshold', 'Calibration', 'calibrate', 'ActivationSparsifier', 'uniform_rules', 'random_rules',
+           'rules_from_sparsities', 'effective_sparsity', 'cats_share', 'cats_rules', 'greedy_allocate_block',
+           'greedy_sparsities', 'model_block_fn', 'sparse_gemv', 'decode_weights', 'decode_step',
+           'gemv_speed_benchmark', 'char_data', 'train_tiny_llama', 'eval_chunks', 'last_half_nll', 'group_achieved',
+           'SeedModel', 'train_seed', 'greedy_curves', 'teal_experiment', 'load_corpus', 'one_seed', 'kernel_and_speed',
+           'explore']
 
 # %% ../../nbs/papers/teal.ipynb #d7cb4821
 def _check_p(p: float, name: str = "sparsity") -> float:
@@ -321,15 +324,50 @@ def model_block_fn(model, i: int):
     return lambda x: model.blocks[i](x, rope)
 
 # %% ../../nbs/papers/teal.ipynb #9d5deb02
-def sparse_gemv(W_T, x, threshold: float | None = None, active=None):
+if numba is not None:
+    @numba.njit(fastmath=True, nogil=True, boundscheck=False, cache=False)
+    def _gemv_active_rows(W_T, x, active, out):
+        "out = Σ_{i∈active} x[i]·W_T[i, :], four rows per pass over `out` (one streaming read of each active row)."
+        n_out = out.shape[0]
+        for k in range(n_out): out[k] = 0.0
+        n, j = active.shape[0], 0
+        while j + 4 <= n:
+            i0, i1, i2, i3 = active[j], active[j + 1], active[j + 2], active[j + 3]
+            a0, a1, a2, a3 = x[i0], x[i1], x[i2], x[i3]
+            r0, r1, r2, r3 = W_T[i0], W_T[i1], W_T[i2], W_T[i3]
+            for k in range(n_out): out[k] += a0 * r0[k] + a1 * r1[k] + a2 * r2[k] + a3 * r3[k]
+            j += 4
+        while j < n:
+            i = active[j]; a = x[i]; r = W_T[i]
+            for k in range(n_out): out[k] += a * r[k]
+            j += 1
+else:
+    _gemv_active_rows = None
+
+GEMV_KERNELS = ("auto", "numba", "embedding_bag")
+
+def sparse_gemv(W_T, x, threshold: float | None = None, active=None, kernel: str = "auto"):
     """y = W·s_t(x) reading only the active rows of the input-major weight `W_T` (in_features, out_features).
 
-    `active`: precomputed indices of the kept entries (else |x| > threshold). Equals `x_masked @ W_T`."""
+    `active`: precomputed indices of the kept entries (else |x| > threshold). Equals `x_masked @ W_T`.
+    `kernel`: 'numba' — a loop compiled at first use that streams each active row once, four rows per pass over the
+    output (TEAL's kernel idea on a CPU: the weight is stored input-major so an active input is one contiguous row);
+    'embedding_bag' — PyTorch's gather-and-sum (the fallback where numba is missing, the tensors are not contiguous
+    float32 on the CPU, or for other devices); 'auto' picks the first that applies."""
+    if kernel not in GEMV_KERNELS: raise ValueError(f"parameter 'kernel' must be one of {list(GEMV_KERNELS)}; got {kernel!r}")
     if active is None:
         active = (x.abs() > threshold).nonzero().squeeze(1)
+    compiled_ok = (_gemv_active_rows is not None and W_T.device.type == "cpu" and W_T.dtype == torch.float32
+                   and x.dtype == torch.float32 and W_T.is_contiguous() and not W_T.requires_grad and not x.requires_grad)
+    if kernel == "numba" and not compiled_ok:
+        raise ValueError("kernel='numba' needs numba and contiguous float32 CPU tensors without gradients; use 'auto'")
+    if kernel != "embedding_bag" and compiled_ok:
+        out = torch.empty(W_T.shape[1], dtype=W_T.dtype)
+        _gemv_active_rows(W_T.numpy(), x.contiguous().numpy(), active.to(torch.int64).numpy(), out.numpy())
+        return out
     active = active.to(torch.int32)
-    if active.numel() == 0: return torch.zeros(W_T.shape[1], dtype=W_T.dtype)
-    off = torch.zeros(1, dtype=torch.int32)
+    if active.numel() == 0: return torch.zeros(W_T.shape[1], dtype=W_T.dtype, device=W_T.device)
+    off = torch.zeros(1, dtype=torch.int32, device=W_T.device)
     return torch.nn.functional.embedding_bag(active, W_T, off, per_sample_weights=x[active.long()], mode="sum")[0]
 
 # %% ../../nbs/papers/teal.ipynb #9722af5e
@@ -355,7 +393,8 @@ def decode_step(blocks: list[dict], inputs: list[dict], sparse: bool, thresholds
 # %% ../../nbs/papers/teal.ipynb #078b365e
 def gemv_speed_benchmark(ps: Sequence[float] = (0.0, 0.25, 0.4, 0.5, 0.65), threads: Sequence[int] = (1, 2),
                          hidden: int = 2048, intermediate: int = 5632, kv_dim: int = 256, n_blocks: int = 2,
-                         steps: int = 30, warmup: int = 5, seed: int = 0, progress: bool = False) -> list[dict]:
+                         steps: int = 30, warmup: int = 5, seed: int = 0, progress: bool = False,
+                         kernel: str = "auto") -> list[dict]:
     """Decode-step time of the linear layers, dense vs sparse GEMV, for each sparsity p and thread count.
 
     Inputs are Gaussian (qkv, gate|up) or Laplacian (o, down) like the calibrated activations; thresholds are
@@ -381,11 +420,12 @@ def gemv_speed_benchmark(ps: Sequence[float] = (0.0, 0.25, 0.4, 0.5, 0.65), thre
                         for k, W in Wb.items(): xb[k] @ W
                     t1 = time.perf_counter()
                     for Wb, xb, tb in zip(blocks, inputs, th):
-                        for k, W in Wb.items(): sparse_gemv(W, xb[k], tb[k])
+                        for k, W in Wb.items(): sparse_gemv(W, xb[k], tb[k], kernel=kernel)
                     t2 = time.perf_counter()
                     if i >= warmup: td.append(t1 - t0); ts.append(t2 - t1)
                 d, s_ = float(np.median(td)) * 1e3, float(np.median(ts)) * 1e3
-                rows.append(dict(p=float(p), threads=int(nt), dense_ms=d, sparse_ms=s_, speedup=d / s_, ideal=1 / (1 - p)))
+                rows.append(dict(p=float(p), threads=int(nt), dense_ms=d, sparse_ms=s_, speedup=d / s_, ideal=1 / (1 - p),
+                                 kernel=kernel if kernel != "auto" else ("numba" if _gemv_active_rows is not None else "embedding_bag")))
     finally:
         torch.set_num_threads(old)
     return rows
