@@ -67,3 +67,25 @@ def test_front_page_shows_the_stored_full_outcome_and_the_held_rate_over_seeds(t
     assert row["status"] == "run failed" and row["full"]["status"] == "not held" and row["seeds"]["held"] == 17
     html = claims_table_html(rows)
     assert "17/20 seeds" in html and "0.41 &lt; 0.5" in html and html.count("<td class=\"full\">—</td>") == len(rows) - 1
+
+
+def test_docs_reuse_takes_the_runs_make_reproduce_made_without_widget_state(tmp_path, monkeypatch):
+    """A default-parameter run of this commit is reused even without widget state; nothing is run again."""
+    import json as _json
+    from iclrbench.core.settings import load_settings
+    from iclrbench.run import runner
+    from iclrbench.run.ledger import Ledger
+    from iclrbench.site import builder
+    ini = tmp_path / "settings.ini"
+    ini.write_text(f"[run]\noutput_dir = {tmp_path / 'runs'}\nledger = {tmp_path / 'runs' / 'l.sqlite'}\n")
+    settings = load_settings(ini)
+    nb = tmp_path / "runs" / "mixmax" / "r1" / "mixmax.ipynb"; nb.parent.mkdir(parents=True)
+    nb.write_text(_json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    Ledger(settings.ledger_path).record(run_id="r1", slug="mixmax", scale="smoke", seed=0, status="ok",
+                                        params={"scale": "smoke", "seed": 0}, notebook=str(nb))
+    def no_runs(*a, **k): raise AssertionError("reuse must not run notebooks")
+    monkeypatch.setattr(runner, "reproduce", no_runs)
+    said = []
+    runs = builder.collect_runs(["mixmax"], "smoke", settings=settings, reuse=True, log=said.append)
+    assert runs["mixmax"].status == "ok" and runs["mixmax"].notebook == nb
+    assert any("reusing mixmax" in s and "no widget state" in s for s in said)

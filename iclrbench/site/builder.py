@@ -335,10 +335,25 @@ def collect_runs(slugs: Sequence[str], scale: str = "smoke", jobs: int = 1, sett
     from iclrbench.core.settings import load_settings
     settings = settings or load_settings()
     def newest() -> dict[str, dict]:
+        """Per paper, the run to reuse: a finished run of this commit asked for with the default parameters (what
+        `make reproduce` makes), preferring one that kept its widget state; else (older ledgers) any run with it."""
         if not settings.ledger_path.exists(): return {}
-        return {r["slug"]: r for r in Ledger(settings.ledger_path).rows(scale=scale)
-                if r.get("notebook") and Path(r["notebook"]).exists() and _has_widget_state(Path(r["notebook"]))}
+        from iclrbench.run.ledger import git_commit
+        commit, best = git_commit(), {}
+        for r in Ledger(settings.ledger_path).rows(scale=scale):
+            if r["status"] != "ok" or not r.get("notebook") or not Path(r["notebook"]).exists(): continue
+            req = json.loads(r["request"]) if r.get("request") else None
+            default = req is not None and set(req) == {"scale", "seed"} and r.get("git_commit") == commit
+            widgets = _has_widget_state(Path(r["notebook"]))
+            rank = (2 if default else 0) + (1 if widgets else 0)
+            if rank >= 1 and rank >= best.get(r["slug"], (0, None))[0]: best[r["slug"]] = (rank, dict(r, widget_state=widgets))
+        return {s: r for s, (_, r) in best.items()}
     have = newest() if reuse else {}
+    for s in slugs:
+        if s in have:
+            r = have[s]
+            log(f"  reusing {s}: run {r['run_id']} (" + ("with its widget state" if r["widget_state"] else
+                "no widget state: the page shows the executed notebook and the static explorer view") + ")")
     todo = [s for s in slugs if s not in have]
     if todo:
         log(f"running {len(todo)} paper notebook(s) at scale {scale!r} with {jobs} job(s): {', '.join(todo)}")
@@ -627,8 +642,9 @@ def build_site(out: str | os.PathLike = "_site", slugs: Sequence[str] | None = N
         search: list[dict[str, str]] = []
         assets: dict[str, str] = {}
         exporter = _exporter()
-        for slug in slugs:
+        for k, slug in enumerate(slugs, 1):
             mod, run = mods[slug], runs[slug]
+            t_page = time.perf_counter()
             try:
                 fig, source = static_view_figure(mod, run.result)
                 static_html = plotly_div(fig.to_plotly_json(), f"static-view-{slug}", "iclrbench-plotly static-view")
@@ -659,6 +675,7 @@ def build_site(out: str | os.PathLike = "_site", slugs: Sequence[str] | None = N
                 page = _standalone_page(mod.PAPER.title, page_head("../", (), False, False), top, main, "../")
             (out / url).write_text(page, encoding="utf-8")
             report.pages.append(out / url)
+            log(f"  page {k}/{len(slugs)}: {slug} ({time.perf_counter() - t_page:.1f} s)")
             search.append(dict(t=mod.PAPER.title, h=mod.PAPER.title, u=url, x=f"{slug} {mod.PAPER.authors} {mod.PAPER.summary} " +
                                " ".join(f"{c.id} {c.statement}" for c in mod.CLAIMS)))
         (out / "vendor" / "widget-assets").mkdir(parents=True, exist_ok=True)
