@@ -62,9 +62,10 @@ lab: install
 	$(BIN)/python -m pip install --quiet jupyterlab && $(BIN)/jupyter lab nbs/ \
 	  --FileContentsManager.pre_save_hook=iclrbench.site.hygiene.clean_on_save $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
-# the docs site: nbdev-docs where Quarto is installed, else the offline HTML site in $(DOCS_OUT)
+# the docs site: nbdev-docs where Quarto is installed, else the offline HTML site in $(DOCS_OUT); it reuses the runs
+# `make reproduce` made at this commit and runs only the papers that have none
 docs: install
-	$(BIN)/iclrbench docs --out $(DOCS_OUT) --jobs $(JOBS)
+	$(BIN)/iclrbench docs --out $(DOCS_OUT) --jobs $(JOBS) --reuse
 
 # Debian's Chromium for the browser tests (pytest -m browser); never `playwright install`.
 # sudo only when not root; without apt-get the browser tests skip and say why.
