@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +97,22 @@ def test_every_claim_check_can_fail(slug):
         for i, metrics in enumerate(examples[c.id]):
             held, measured = c.check(metrics)
             assert held is False, f"{slug}/{c.id}: counter-example {i} gave held={held!r} ({measured})"
+
+
+EXPECTED_SMOKE = Path(__file__).parent / "expected_smoke_outcomes.json"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug", SLUGS)
+def test_smoke_outcomes_match_the_recorded_ones(slug, smoke_result):
+    """A regression test instead of a crashed notebook: every claim recorded as held at smoke scale, seed 0, still holds,
+    and no check raises. A claim recorded as not held is a result; if it now holds, update the record (and say why)."""
+    from iclrbench.core.records import CHECK_ERROR
+    expected = json.loads(EXPECTED_SMOKE.read_text())
+    assert slug in expected, f"no recorded smoke outcomes for {slug}: add them to {EXPECTED_SMOKE.name}"
+    got = {c.id: c for c in smoke_result(slug).claims}
+    errors = [f"{i}: {c.measured}" for i, c in got.items() if c.status == CHECK_ERROR]
+    assert not errors, f"claim checks raised: {errors}"
+    lost = [f"{i} ({got[i].status if i in got else 'missing'}: {got[i].measured if i in got else ''})"
+            for i, st in expected[slug].items() if st == "held" and (i not in got or got[i].status != "held")]
+    assert not lost, f"{slug}: claims that held at smoke scale, seed 0, no longer do: {lost}"
