@@ -7,7 +7,7 @@ Docs: https://iclrbench.github.io/iclrbench/views/explorer.html.md"""
 # %% ../../nbs/views/00_explorer.ipynb #f60a12dc
 from __future__ import annotations
 
-import contextlib, copy, html as _html, json, time, traceback
+import contextlib, copy, html as _html, json, math, time, traceback
 from typing import Any, Callable, Mapping, Sequence
 
 import ipywidgets as widgets
@@ -43,7 +43,25 @@ def style(fig: go.Figure, title: str = "", x: str = "", y: str = "", height: int
                       margin=dict(l=60, r=20, t=50, b=50), legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
     if x: fig.update_xaxes(title=x)
     if y: fig.update_yaxes(title=y)
+    _decade_ticks(fig)
     return fig
+
+def _decade_ticks(fig: go.Figure) -> None:
+    """Log axes spanning at least a decade are labelled at powers of ten only, with unlabelled minor grid lines at
+    2–9 (plotly's default labels the minor ticks '2' and '5', which read as values)."""
+    for name in [k for k in fig.layout.to_plotly_json() if k.startswith(("xaxis", "yaxis"))]:
+        ax = fig.layout[name]
+        if ax.type != "log": continue
+        letter, suffix = name[0], name[5:]
+        ref = letter + suffix                       # traces name their axes 'x', 'x2', ... ('x' for 'xaxis')
+        vals = []
+        for t in fig.data:
+            if (getattr(t, f"{letter}axis", None) or letter) != ref: continue
+            arr = getattr(t, letter, None)
+            if arr is None: continue
+            vals += [float(v) for v in arr if isinstance(v, (int, float)) and v is not None and v > 0]
+        if vals and math.log10(max(vals)) - math.log10(min(vals)) >= 1:
+            ax.update(dtick=1, minor=dict(dtick="D1", showgrid=True, ticks=""))
 
 def replace_figure(target: go.FigureWidget, source: go.Figure) -> go.FigureWidget:
     "Redraw `target` in place with the traces and layout of `source` (one batched front-end update)."
