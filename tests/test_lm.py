@@ -180,3 +180,56 @@ def test_lr_schedules_and_flops():
     cfg = LMConfig(vocab_size=100, n_layer=2, d_model=64)
     n = 2 * (4 * 64 * 64 + 2 * 64 * 256) + 64 * 100
     assert flops_per_token(cfg, 32) == 6 * n + 6 * 2 * 32 * 64
+
+
+# --- issue 25: prompt-masked SFT loss and batched decoding over prompts of unequal length ---
+
+def test_prompt_masked_loss_counts_response_tokens_only():
+    from iclrbench.blocks.lm import prompt_masked_loss
+    m = _model()
+    ids = torch.tensor([[1, 2, 3, 4, 5, 0, 0], [6, 7, 8, 9, 10, 11, 0]])
+    lp = token_logprobs(m, ids)                                   # lp[:, t-1] = log p(ids[t] | ids[<t])
+    by_hand = -(lp[0, 2:4].sum() + lp[1, 1:5].sum()) / 6           # row 0: targets 3,4; row 1: targets 2..5
+    loss = prompt_masked_loss(m, ids, [3, 2], pad_id=0)
+    assert torch.allclose(loss, by_hand, atol=1e-6)
+    per_row = prompt_masked_loss(m, ids, torch.tensor([3, 2]), pad_id=0, reduction="none")
+    assert torch.allclose(per_row, torch.stack([-lp[0, 2:4].mean(), -lp[1, 1:5].mean()]), atol=1e-6)
+    assert torch.allclose(prompt_masked_loss(m, ids, 3, pad_id=0, reduction="sum"),
+                          -(lp[0, 2:4].sum() + lp[1, 2:5].sum()), atol=1e-5)
+    with pytest.raises(ValueError, match="reduction"):
+        prompt_masked_loss(m, ids, 3, reduction="avg")
+    with pytest.raises(ValueError, match="prompt_lens"):
+        prompt_masked_loss(m, ids, [1, 2, 3])
+    # usable as train_lm's per-sample loss: training on responses lowers the response loss
+    x = torch.tensor([[1, 2, 3, 4, 5, 6]] * 4)
+    before = float(prompt_masked_loss(m, x, 3).detach())
+    train_lm(m, lambda s: (x, None), steps=20, lr=1e-2, progress_bar=False,
+             loss_fn=lambda mm, a, b: prompt_masked_loss(mm, a, 3, reduction="none"))
+    assert float(prompt_masked_loss(m, x, 3).detach()) < 0.5 * before
+
+
+@pytest.mark.parametrize("arch,max_len,positions", [("gpt", 12, "default"), ("gpt", 24, "default"), ("llama", 12, "default"),
+                                                    ("llama", 24, "default"), ("gpt", 24, "sinusoidal"), ("llama", 12, "sinusoidal")])
+def test_generate_batch_equals_one_by_one_greedy(arch, max_len, positions):
+    from iclrbench.blocks.lm import generate_batch, padded_forward
+    m = _model(arch, vocab_size=20, max_len=max_len, positions=positions)  # 12: the window slides (recompute); 24: cache
+    g = torch.Generator().manual_seed(0)
+    prompts = [torch.randint(1, 20, (int(n),), generator=g).tolist() for n in torch.randint(1, 9, (10,), generator=g)]
+    batched = generate_batch(m, prompts, 7, pad_id=0)
+    single = [m.generate(torch.tensor([p]), 7, greedy=True)[0, len(p):].tolist() for p in prompts]
+    assert batched == single
+    assert generate_batch(m, prompts, 7, pad_id=0, batch_size=3) == single
+    # no padding: padded_forward is the plain forward pass
+    x = torch.randint(1, 20, (3, 9), generator=g)
+    assert torch.allclose(padded_forward(m, x, torch.ones_like(x)), m(x), atol=1e-5)
+    # stop_id cuts each row before its first stop token
+    stop = single[0][2]
+    cut = generate_batch(m, prompts, 7, pad_id=0, stop_id=stop)
+    assert cut == [r[:r.index(stop)] if stop in r else r for r in single]
+    s1 = generate_batch(m, prompts, 5, pad_id=0, greedy=False, generator=torch.Generator().manual_seed(4))
+    s2 = generate_batch(m, prompts, 5, pad_id=0, greedy=False, generator=torch.Generator().manual_seed(4))
+    assert s1 == s2 and all(len(r) == 5 for r in s1)
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        generate_batch(m, prompts, -1, pad_id=0)
+    with pytest.raises(ValueError, match="temperature"):
+        generate_batch(m, prompts, 2, pad_id=0, greedy=False, temperature=0.0)

@@ -21,10 +21,10 @@ import torch.nn.functional as F
 from ..core import progress
 
 # %% auto #0
-__all__ = ['LMConfig', 'RMSNorm', 'rope_tables', 'rotate_half', 'apply_rope', 'Attention', 'MLP', 'Block', 'TinyLM',
-           'CharTokenizer', 'WordTokenizer', 'pydoc_documents', 'pydoc_corpus', 'split_documents', 'random_windows',
-           'TrainLog', 'lr_factor', 'token_losses', 'train_lm', 'perplexity', 'token_logprobs', 'sequence_logprob',
-           'flops_per_token']
+__all__ = ['LMConfig', 'RMSNorm', 'rope_tables', 'rotate_half', 'apply_rope', 'Attention', 'MLP', 'Block', 'sinusoidal_table',
+           'TinyLM', 'CharTokenizer', 'WordTokenizer', 'pydoc_documents', 'pydoc_corpus', 'split_documents',
+           'random_windows', 'TrainLog', 'lr_factor', 'token_losses', 'train_lm', 'perplexity', 'token_logprobs',
+           'sequence_logprob', 'flops_per_token', 'prompt_masked_loss', 'padded_forward', 'generate_batch']
 
 # %% ../../nbs/blocks/00_lm.ipynb #9feb4773
 @dataclass
@@ -41,6 +41,7 @@ class LMConfig:
     tie_weights: bool = True
     rope_base: float = 10000.0
     norm_eps: float = 1e-5
+    positions: str = "default"   # "default" (GPT: learned, Llama: rotary) | "sinusoidal" (added, Vaswani et al.)
 
     def __post_init__(self):
         if self.arch not in ("gpt", "llama"):
@@ -49,6 +50,8 @@ class LMConfig:
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"parameter {name!r} must be a positive integer, got {v!r}")
+        if self.positions not in ("default", "sinusoidal"):
+            raise ValueError(f"parameter 'positions' must be 'default' or 'sinusoidal', got {self.positions!r}")
         if self.d_model % self.n_head:
             raise ValueError(f"parameter 'd_model' ({self.d_model}) must be divisible by 'n_head' ({self.n_head})")
         if self.arch == "llama" and (self.d_model // self.n_head) % 2:
@@ -142,6 +145,17 @@ class Block(nn.Module):
         x = x + self.drop(self.attn(self.ln1(x), rope))
         return x + self.drop(self.mlp(self.ln2(x)))
 
+# %% ../../nbs/blocks/00_lm.ipynb #240c62e1
+def sinusoidal_table(max_len: int, d: int, base: float = 10000.0):
+    """Fixed sinusoidal positions (Vaswani et al. 2017, Sec. 3.5), shape (max_len, d):
+    PE[p, 2i] = sin(p / base^(2i/d)), PE[p, 2i+1] = cos(p / base^(2i/d))."""
+    pos = torch.arange(max_len, dtype=torch.float32)[:, None]
+    inv = base ** (-torch.arange(0, d, 2, dtype=torch.float32) / d)
+    pe = torch.zeros(max_len, d)
+    pe[:, 0::2] = torch.sin(pos * inv)
+    pe[:, 1::2] = torch.cos(pos * inv)[:, : d // 2]
+    return pe
+
 # %% ../../nbs/blocks/00_lm.ipynb #f27deb2b
 class TinyLM(nn.Module):
     "A small decoder-only causal LM, GPT-style or Llama-style (see `LMConfig`)."
@@ -149,12 +163,14 @@ class TinyLM(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
-        self.pos_emb = nn.Embedding(cfg.max_len, cfg.d_model) if cfg.arch == "gpt" else None
+        self.pos_emb = nn.Embedding(cfg.max_len, cfg.d_model) if cfg.arch == "gpt" and cfg.positions == "default" else None
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps) if cfg.arch == "gpt" else RMSNorm(cfg.d_model, cfg.norm_eps)
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
-        if cfg.arch == "llama":
+        if cfg.positions == "sinusoidal":
+            self.register_buffer("sin_pos", sinusoidal_table(cfg.max_len, cfg.d_model), persistent=False)
+        if cfg.arch == "llama" and cfg.positions == "default":
             cos, sin = rope_tables(cfg.head_dim, cfg.max_len, cfg.rope_base)
             self.register_buffer("rope_cos", cos, persistent=False)
             self.register_buffer("rope_sin", sin, persistent=False)
@@ -188,14 +204,17 @@ class TinyLM(nn.Module):
         return self.forward_embeddings(self.tok_emb(idx), return_hidden=return_hidden)
 
     def forward_embeddings(self, x, return_hidden: bool = False):
-        "Run the network on input vectors `x` (B, T, d) — positions are added (GPT) or rotated in (Llama) here."
+        """Run the network on input vectors `x` (B, T, d) — positions are added (GPT) or rotated in (Llama) here; with
+        `positions='sinusoidal'` x is scaled by √d and the fixed sinusoidal table is added (either family)."""
         T = x.shape[1]
         if T > self.cfg.max_len:
             raise ValueError(f"sequence length {T} exceeds the model's max_len={self.cfg.max_len}")
         if self.pos_emb is not None:
             x = x + self.pos_emb(torch.arange(T, device=x.device))
+        if self.cfg.positions == "sinusoidal":
+            x = x * math.sqrt(self.cfg.d_model) + self.sin_pos[:T].to(x.dtype)
         x = self.drop(x)
-        rope = (self.rope_cos, self.rope_sin) if self.cfg.arch == "llama" else None
+        rope = (self.rope_cos, self.rope_sin) if self.cfg.arch == "llama" and self.cfg.positions == "default" else None
         hidden = [x]
         for block in self.blocks:
             x = block(x, rope)
@@ -467,3 +486,156 @@ def flops_per_token(cfg: LMConfig, seq_len: int) -> float:
     mlp = (3 if cfg.arch == "llama" else 2) * d * cfg.d_ff
     n = L * (4 * d * d + mlp) + d * cfg.vocab_size
     return 6.0 * n + 6.0 * L * seq_len * d
+
+# %% ../../nbs/blocks/00_lm.ipynb #4c65d7e9
+def prompt_masked_loss(model, ids, prompt_lens, pad_id: int | None = None, reduction: str = "mean"):
+    """Next-token cross-entropy on the response tokens only (supervised fine-tuning with the prompt masked).
+
+    `ids` (B, T) holds each row's prompt followed by its response (right-padded); `prompt_lens` (an int or a (B,)
+    sequence) gives each row's prompt length. Target token t (predicted from tokens < t) counts when t ≥ prompt_len
+    and, if `pad_id` is given, ids[t] ≠ pad_id: L = Σ_{counted} −log p(ids[t] | ids[<t]) / #counted.
+    `reduction`: 'mean' (one scalar, averaged over all counted tokens of the batch), 'sum', or 'none' (each row's
+    mean, shape (B,), the per-sample form `train_lm(loss_fn=...)` expects; rows with no counted token give 0)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"parameter 'reduction' must be 'mean', 'sum' or 'none', got {reduction!r}")
+    ids = torch.as_tensor(ids)
+    if ids.dim() != 2 or ids.shape[1] < 2:
+        raise ValueError(f"parameter 'ids' must have shape (batch, time ≥ 2), got {tuple(ids.shape)}")
+    dev = next(model.parameters()).device
+    ids = ids.to(dev)
+    pl = torch.as_tensor(prompt_lens, device=dev).reshape(-1, 1)
+    if pl.shape[0] not in (1, ids.shape[0]):
+        raise ValueError(f"parameter 'prompt_lens' must be an int or have one entry per row ({ids.shape[0]}), got {pl.shape[0]}")
+    if bool((pl < 1).any()):
+        raise ValueError("parameter 'prompt_lens' must be >= 1 (the first token has no prediction)")
+    logits = model(ids[:, :-1]).float()
+    nll = F.cross_entropy(logits.transpose(1, 2), ids[:, 1:], reduction="none")          # (B, T-1), target t = 1..T-1
+    mask = torch.arange(1, ids.shape[1], device=dev)[None, :] >= pl
+    if pad_id is not None:
+        mask = mask & (ids[:, 1:] != pad_id)
+    mask = mask.to(nll.dtype)
+    if reduction == "none":
+        return (nll * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+    total = (nll * mask).sum()
+    return total if reduction == "sum" else total / mask.sum().clamp(min=1.0)
+
+
+_LM_DEFAULT_FIELDS = ("vocab_size", "arch", "n_layer", "n_head", "d_model", "d_ff", "max_len", "dropout",
+                      "tie_weights", "rope_base", "norm_eps", "positions")
+
+
+def padded_forward(model, idx, attention_mask, cache: list | None = None, return_cache: bool = False):
+    """Logits (B, t, V) of a `TinyLM` on LEFT-padded rows: padding keys are masked out of attention and positions
+    count from each row's first real token, so every real token sees exactly what it would see unpadded.
+
+    `attention_mask` (B, T): 1 for real tokens, 0 for padding. With `cache` (the keys and values of the first T − t
+    columns, returned by an earlier call with `return_cache=True`), `idx` (B, t) holds only the new columns and
+    `attention_mask` covers all T columns — incremental decoding. Works for the GPT (learned positions) and Llama
+    (rotary) families and for sinusoidal positions; a config option this function does not know (set to a non-default
+    value) raises `ValueError`."""
+    import dataclasses
+    cfg = model.cfg
+    for f in dataclasses.fields(cfg):
+        if f.name not in _LM_DEFAULT_FIELDS and f.default is not dataclasses.MISSING and getattr(cfg, f.name) != f.default:
+            raise ValueError(f"padded_forward does not support the TinyLM option {f.name}={getattr(cfg, f.name)!r}")
+    m = torch.as_tensor(attention_mask, device=idx.device).bool()
+    B, t = idx.shape
+    T = m.shape[1]
+    T0 = T - t
+    if T > cfg.max_len:
+        raise ValueError(f"sequence length {T} exceeds the model's max_len={cfg.max_len}")
+    if (T0 > 0) != (cache is not None):
+        raise ValueError("parameter 'cache' must be given exactly when 'attention_mask' is longer than 'idx'")
+    pos = (m.long().cumsum(1) - 1).clamp(min=0)[:, T0:]                        # (B, t) positions of the new tokens
+    x = model.tok_emb(idx)
+    sinusoidal = getattr(cfg, "positions", "default") == "sinusoidal"
+    if sinusoidal:
+        x = x * math.sqrt(cfg.d_model) + model.sin_pos[pos].to(x.dtype)
+    if model.pos_emb is not None:
+        x = x + model.pos_emb(pos)
+    x = model.drop(x)
+    qi, ki = torch.arange(T0, T, device=idx.device)[:, None], torch.arange(T, device=idx.device)[None, :]
+    allowed = (((ki <= qi)[None] & m[:, None, :]) | (ki == qi)[None])[:, None]  # (B, 1, t, T)
+    rotary = cfg.arch == "llama" and not sinusoidal
+    if rotary:
+        cos, sin = model.rope_cos[pos][:, None], model.rope_sin[pos][:, None]    # (B, 1, t, d_h)
+    new_cache = []
+    for i, blk in enumerate(model.blocks):
+        a = blk.attn
+        h = blk.ln1(x)
+        split = lambda z: z.view(B, t, a.n_head, a.head_dim).transpose(1, 2)
+        q, k, v = split(a.q_proj(h)), split(a.k_proj(h)), split(a.v_proj(h))
+        if rotary:
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if cache is not None:
+            k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+        new_cache.append((k, v))
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=a.dropout if a.training else 0.0)
+        x = x + blk.drop(a.o_proj(y.transpose(1, 2).reshape(B, t, -1)))
+        x = x + blk.drop(blk.mlp(blk.ln2(x)))
+    logits = model.lm_head(model.ln_f(x))
+    return (logits, new_cache) if return_cache else logits
+
+
+@torch.no_grad()
+def generate_batch(model, prompts: Sequence[Sequence[int]], max_new_tokens: int, pad_id: int,
+                   stop_id: int | None = None, greedy: bool = True, temperature: float = 1.0,
+                   generator: torch.Generator | None = None, batch_size: int | None = None) -> list[list[int]]:
+    """Decode a continuation for every prompt (token-id lists of unequal lengths) in left-padded batches.
+
+    Each step appends argmax (`greedy`) or a sample from softmax(logits / temperature) to every row, using
+    `padded_forward` with a key/value cache while the sequences fit in `max_len` (else the last `max_len` columns are
+    recomputed, as `TinyLM.generate` does). Returns, per prompt, only the new tokens, cut before the first `stop_id`
+    (the stop token itself is left out); decoding ends early once every row has produced `stop_id`. Greedy output
+    equals one-by-one `TinyLM.generate(..., greedy=True)` (same tokens up to float ties).
+    `batch_size` splits long prompt lists into chunks (default: all at once)."""
+    if max_new_tokens < 0:
+        raise ValueError(f"parameter 'max_new_tokens' must be >= 0, got {max_new_tokens}")
+    if not greedy and temperature <= 0:
+        raise ValueError(f"parameter 'temperature' must be > 0 when sampling, got {temperature}")
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"parameter 'batch_size' must be >= 1 or None, got {batch_size}")
+    prompts = [list(map(int, p)) for p in prompts]
+    if any(len(p) == 0 for p in prompts):
+        raise ValueError("parameter 'prompts' must not contain an empty prompt")
+    if not prompts:
+        return []
+    bs = batch_size or len(prompts)
+    if len(prompts) > bs:
+        return [r for i in range(0, len(prompts), bs)
+                for r in generate_batch(model, prompts[i:i + bs], max_new_tokens, pad_id, stop_id, greedy,
+                                        temperature, generator)]
+    was_training = model.training
+    model.eval()
+    dev = next(model.parameters()).device
+    L = max(len(p) for p in prompts)
+    idx = torch.tensor([[pad_id] * (L - len(p)) + p for p in prompts], dtype=torch.long, device=dev)
+    mask = torch.tensor([[0] * (L - len(p)) + [1] * len(p) for p in prompts], dtype=torch.long, device=dev)
+    done = torch.zeros(len(prompts), dtype=torch.bool, device=dev)
+    new = []
+    W = model.cfg.max_len
+    use_cache = L + max_new_tokens - 1 <= W
+    cache = None
+    for step in range(max_new_tokens):
+        if use_cache:
+            logits, cache = padded_forward(model, idx if cache is None else idx[:, -1:], mask, cache, return_cache=True)
+        else:
+            logits = padded_forward(model, idx[:, -W:], mask[:, -W:])
+        logits = logits[:, -1, :].float()
+        if greedy:
+            nxt = logits.argmax(-1, keepdim=True)
+        else:
+            nxt = torch.multinomial(F.softmax(logits / temperature, -1).cpu(), 1, generator=generator).to(dev)
+        idx = torch.cat([idx, nxt], 1)
+        mask = torch.cat([mask, torch.ones_like(nxt)], 1)
+        new.append(nxt)
+        if stop_id is not None:
+            done |= nxt.squeeze(1) == stop_id
+            if bool(done.all()):
+                break
+    model.train(was_training)
+    out = torch.cat(new, 1).tolist() if new else [[] for _ in prompts]
+    if stop_id is not None:
+        out = [r[:r.index(stop_id)] if stop_id in r else r for r in out]
+    return out
+
