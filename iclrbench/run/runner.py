@@ -224,8 +224,9 @@ def run_paper(slug: str, params: Mapping[str, Any] | None = None, *, scale: str 
                             progress_bar=progress, cwd=str(run_dir),
                             # an explorer's widget state embeds plotly's front-end bundle (~15 MB per notebook)
                             store_widget_state=settings.store_widget_state,
-                            # a safety net against a hung cell, not the budget itself (reported, see `over_budget`)
-                            execution_timeout=int(max(120, 2 * rec.budget_s)),
+                            # a safety net against a hung cell, not the budget itself (reported, see `over_budget`):
+                            # generous, so that a busy machine makes a run slow, never failed
+                            execution_timeout=int(max(600, 4 * rec.budget_s)),
                             kernel_manager_class=_kernel_manager_class(kernel_dir, run_dir / "kernel.log"))
         rec.status = "ok"
     except KeyboardInterrupt:
