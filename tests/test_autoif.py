@@ -11,6 +11,11 @@ from iclrbench.blocks.sandbox import SandboxPool, Verdict
 from iclrbench.core.runtime import torch_threads
 from iclrbench.papers import autoif as A
 
+# Tests that start sandbox workers (these, AutoIF's, and AutoIF's contract and explorer tests) share one xdist group:
+# their CPU-time limits and process floods are measured without the other xdist worker's sandboxes running beside them.
+pytestmark = pytest.mark.xdist_group("autoif")
+
+
 
 @pytest.fixture(autouse=True)
 def _one_torch_thread():

@@ -8,6 +8,10 @@ import pytest
 from iclrbench.blocks.sandbox import (SandboxPool, Verdict, close_default_pool, normalise_label, run_verifier,
                                       screen_source, verdict_values, with_labels)
 
+# Tests that start sandbox workers (these, AutoIF's, and AutoIF's contract and explorer tests) share one xdist group:
+# their CPU-time limits and process floods are measured without the other xdist worker's sandboxes running beside them.
+pytestmark = pytest.mark.xdist_group("autoif")
+
 T = 0.4                                            # per-call timeout of the hostile tests (s)
 ROOT = os.geteuid() == 0
 SECRET = "iclrbench-test-secret-7f3a"
@@ -200,7 +204,7 @@ def test_no_worker_left_running():
 # ---------------------------------------------------------------- the OS layer alone (screen and builtins off)
 
 def test_os_layer_contains_a_bounded_fork_flood(os_only):
-    """Children sleep 1 s and exit; with max_procs=8 the flood hits RLIMIT_NPROC (root drops to nobody first)."""
+    """Children sleep 1 s and exit; with max_procs=8 the flood hits RLIMIT_NPROC (root drops to an unprivileged uid of the worker's own first)."""
     flood = ("import os, time\ndef evaluate(r):\n    n = 0\n    for _ in range(40):\n        try:\n"
              "            pid = os.fork()\n        except OSError:\n            return True\n"
              "        if pid == 0:\n            time.sleep(1.0)\n            os._exit(0)\n        n += 1\n    return False")

@@ -103,7 +103,7 @@ def test_every_paper_has_a_static_explorer_view(slug, smoke_result):
 
 def test_docs_command_rejects_bad_input_in_one_line(tmp_path):
     for args, msg in ((["docs", "--only", "no_such_paper"], "unknown paper 'no_such_paper'"),
-                      (["docs", "--jobs", "0"], "'jobs'"), (["docs", "--scale", "huge"], "'--scale'")):
+                      (["docs", "--jobs", "0"], "jobs'"), (["docs", "--scale", "huge"], "'--scale'")):
         out = subprocess.run(CLI + args + ["--offline-html", "--out", str(tmp_path / "s")], capture_output=True, text=True,
                              cwd=ROOT, timeout=120)
         lines = [l for l in out.stderr.splitlines() if l.strip()]

@@ -9,7 +9,7 @@ Docs: https://iclrbench.github.io/iclrbench/blocks/sandbox.html.md"""
 # %% ../../nbs/blocks/06_sandbox.ipynb #1e2ed2e7
 from __future__ import annotations
 
-import ast, atexit, json, math, os, select, shutil, signal, subprocess, sys, tempfile, time, weakref
+import ast, atexit, itertools, json, math, os, select, shutil, signal, subprocess, sys, tempfile, time, weakref
 from dataclasses import dataclass
 from typing import Any, Iterable, NamedTuple, Sequence
 
@@ -235,19 +235,29 @@ while True:
 '''
 
 # %% ../../nbs/blocks/06_sandbox.ipynb #421b181d
-def _nobody() -> tuple[int, int]:
+_UID_RANGE = (60000, 65000)     # below 65536, so it maps in user-namespaced containers too
+_uid_counter = itertools.count()
+
+def _sandbox_ids() -> tuple[int, int]:
+    """An unprivileged uid/gid of its own for each worker: RLIMIT_NPROC counts every process of a uid on the machine,
+    so workers sharing `nobody` (with each other, other pools, other tests or system services) would share one process
+    budget. The uid is taken from a range with no account in the password database (`nobody` if none is free)."""
     try:
         import pwd
-        pw = pwd.getpwnam("nobody")
-        return pw.pw_uid, pw.pw_gid
-    except (ImportError, KeyError):
-        return 65534, 65534
+        taken = {p.pw_uid for p in pwd.getpwall()}
+    except ImportError:
+        taken = set()
+    lo, hi = _UID_RANGE
+    for _ in range(hi - lo):
+        uid = lo + (os.getpid() * 64 + next(_uid_counter)) % (hi - lo)
+        if uid not in taken: return uid, uid
+    return 65534, 65534
 
 
 class _Worker:
     def __init__(self, pool: "SandboxPool"):
         self.cwd = tempfile.mkdtemp(prefix="iclrbench-sandbox-")
-        uid, gid = _nobody()
+        uid, gid = _sandbox_ids()
         if os.geteuid() == 0:
             os.chown(self.cwd, uid, gid)
         os.chmod(self.cwd, 0o700)
