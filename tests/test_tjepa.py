@@ -132,9 +132,10 @@ def test_tiny_run_same_seed_same_numbers_and_claims_evaluated():
 
 def test_claim_checks_can_fail():
     ok = {"acc_tjepa": [0.90, 0.91, 0.92], "acc_raw": [0.85, 0.86, 0.87], "acc_pca": [0.8] * 3, "acc_mlp_raw": [0.8] * 3,
-          "labels_per_class": 10, "collapse_ratio": [0.7, 0.6, 0.8], "n_reg": 1, "reg_compare_ratio": {"0": 0.1}}
+          "labels_per_class": 10, "collapse_ratio": [0.7, 0.6, 0.8], "target_moved": [0.9] * 3, "n_reg": 1, "reg_compare_ratio": {"0": 0.1}}
     by_id = {c.id: c for c in tj.CLAIMS}
     assert by_id["beats-raw"].check(ok)[0] and by_id["reg-tokens-collapse"].check(ok)[0]
     assert not by_id["beats-raw"].check(dict(ok, acc_tjepa=[0.86, 0.87, 0.88]))[0]
     assert not by_id["reg-tokens-collapse"].check(dict(ok, collapse_ratio=[0.01, 0.02, 0.5]))[0]
+    assert not by_id["reg-tokens-collapse"].check(dict(ok, target_moved=[0.15] * 3))[0]   # the target never left its init
     assert by_id["matches-gbdt"].check(ok)[0] is None
