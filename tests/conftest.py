@@ -49,3 +49,16 @@ def smoke_result():
         return _SMOKE[slug]
 
     return get
+
+
+def stand_in_notebook(folder: Path, slug: str, body: str) -> Path:
+    """Write `folder/<slug>.ipynb`: the paper notebook's own `parameters` cell, then one code cell `body` — a fast
+    stand-in for the paper, so that tests of the run machinery (ledger, interrupts, sweeps) do not time a paper."""
+    import json
+    folder.mkdir(parents=True, exist_ok=True)
+    nb = json.loads((ROOT / "nbs" / "papers" / f"{slug}.ipynb").read_text())
+    params = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+    nb["cells"] = [params, {"cell_type": "code", "id": "standin", "metadata": {}, "execution_count": None, "outputs": [],
+                            "source": body.splitlines(keepends=True)}]
+    (folder / f"{slug}.ipynb").write_text(json.dumps(nb))
+    return folder

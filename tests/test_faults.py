@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import stand_in_notebook
 
 from iclrbench.core import load_paper, resolve_params
 from iclrbench.core.records import SEED_MAX, derived_seed, validate_seed
@@ -205,18 +206,12 @@ def test_a_ledger_that_breaks_after_the_run_keeps_the_run(tmp_path, monkeypatch)
 # ------------------------------------------------------------------------------------- 3. interrupted runs
 def _sleepy_notebooks(tmp: Path, seconds: float) -> Path:
     "A stand-in for the cheap paper's notebook: its parameters cell, then a result, a 'started' file and a sleep."
-    nbs = tmp / "nbs"; nbs.mkdir(exist_ok=True)
-    nb = json.loads((ROOT / "nbs" / "papers" / f"{CHEAP}.ipynb").read_text())
-    params = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
-    body = ("import os, time\n"
-            "from iclrbench.core import Result\n"
-            f"Result(slug={CHEAP!r}, scale=scale, seed=seed, params={{}}, metrics={{'m': 1.0}}).to_json(os.environ['ICLRBENCH_RESULT_PATH'])\n"
-            "open('started', 'w').close()\n"
-            f"time.sleep({seconds})\n")
-    nb["cells"] = [params, {"cell_type": "code", "id": "sleepy", "metadata": {}, "execution_count": None, "outputs": [],
-                            "source": body.splitlines(keepends=True)}]
-    (nbs / f"{CHEAP}.ipynb").write_text(json.dumps(nb))
-    return nbs
+    return stand_in_notebook(tmp / "nbs", CHEAP, (
+        "import os, time\n"
+        "from iclrbench.core import Result\n"
+        f"Result(slug={CHEAP!r}, scale=scale, seed=seed, params={{}}, metrics={{'m': 1.0}}).to_json(os.environ['ICLRBENCH_RESULT_PATH'])\n"
+        "open('started', 'w').close()\n"
+        f"time.sleep({seconds})\n"))
 
 
 def _kernels_using(folder: str) -> list[int]:

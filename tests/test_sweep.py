@@ -9,6 +9,7 @@ import json, os, shutil, socket, subprocess, sys, time
 from pathlib import Path
 
 import pytest
+from conftest import stand_in_notebook
 
 from iclrbench.run import cli
 from iclrbench.run.ledger import Ledger
@@ -21,19 +22,14 @@ BIN = Path(sys.executable).parent
 
 def _stand_in(tmp: Path) -> Path:
     "Settings whose notebook folder holds a fast stand-in: metric m = seed + n_seeds; claim c holds on even seeds; seed 13 raises."
-    nbs = tmp / "nbs"; nbs.mkdir()
-    nb = json.loads((ROOT / "nbs" / "papers" / f"{SLUG}.ipynb").read_text())
-    params = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
-    body = ("import os\n"
-            "from iclrbench.core import Result, ClaimOutcome\n"
-            "if seed == 13: raise RuntimeError('deliberate failure on seed 13')\n"
-            "k = n_seeds or 1\n"
-            "c = ClaimOutcome('c', 's', '', 'm', 'held' if seed % 2 == 0 else 'not held', str(seed))\n"
-            f"Result(slug={SLUG!r}, scale=scale, seed=seed, params={{'n_seeds': k}}, metrics={{'m': float(seed + k), 'per_seed': [1.0, 3.0]}},\n"
-            "       claims=[c]).to_json(os.environ['ICLRBENCH_RESULT_PATH'])\n")
-    nb["cells"] = [params, {"cell_type": "code", "id": "standin", "metadata": {}, "execution_count": None, "outputs": [],
-                            "source": body.splitlines(keepends=True)}]
-    (nbs / f"{SLUG}.ipynb").write_text(json.dumps(nb))
+    nbs = stand_in_notebook(tmp / "nbs", SLUG, (
+        "import os\n"
+        "from iclrbench.core import Result, ClaimOutcome\n"
+        "if seed == 13: raise RuntimeError('deliberate failure on seed 13')\n"
+        "k = n_seeds or 1\n"
+        "c = ClaimOutcome('c', 's', '', 'm', 'held' if seed % 2 == 0 else 'not held', str(seed))\n"
+        f"Result(slug={SLUG!r}, scale=scale, seed=seed, params={{'n_seeds': k}}, metrics={{'m': float(seed + k), 'per_seed': [1.0, 3.0]}},\n"
+        "       claims=[c]).to_json(os.environ['ICLRBENCH_RESULT_PATH'])\n"))
     ini = tmp / "settings.ini"
     ini.write_text(f"[run]\noutput_dir = {tmp / 'runs'}\nledger = {tmp / 'runs' / 'ledger.sqlite'}\nnbs_path = {nbs}\n")
     return ini

@@ -84,7 +84,7 @@ def _split_params(argv: list[str]) -> tuple[list[str], list[list[str]]]:
     rest, pairs, i = [], [], 0
     while i < len(argv):
         if argv[i] in ("-p", "--param"):
-            if i + 2 >= len(argv) + 0 and len(argv) - i < 3:
+            if len(argv) - i < 3:
                 raise _ParamError(f"argument -p/--param: expected 2 arguments (NAME VALUE)")
             pairs.append([argv[i + 1], argv[i + 2]]); i += 3
         else: rest.append(argv[i]); i += 1

@@ -192,7 +192,7 @@ def run_paper(slug: str, params: Mapping[str, Any] | None = None, *, scale: str 
 
     Writes `<output_dir>/<slug>/<run_id>/{run.json, <slug>.ipynb, <slug>.html, result.json}`; the ledger row is written
     as `running` before the kernel starts and completed when the run ends. A notebook that raises is recorded as
-    failed (or, if it published a result before a failing claim assertion, as ok with the claims not held); Ctrl-C
+    failed (a claim that does not hold is a verdict in the notebook and the claims table, not an error); Ctrl-C
     records the run as interrupted, stops its kernel, removes the kernel's files, then raises `KeyboardInterrupt`."""
     import papermill as pm
     settings = settings or load_settings()
@@ -242,8 +242,6 @@ def run_paper(slug: str, params: Mapping[str, Any] | None = None, *, scale: str 
             else: os.environ[k] = v
     if res_path.exists():
         rec.result_json, rec.result = res_path, Result.from_json(res_path)
-        if rec.status == "failed" and rec.error and rec.error.startswith("ClaimsNotHeld"):
-            rec.status = "ok"  # the run worked; its claims did not all hold — the table says which
     if html and nb_out.exists() and not interrupted:
         try: rec.html = export_html(nb_out, run_dir / f"{slug}.html")
         except Exception as e: rec.error = (rec.error or "") + f" (HTML export failed: {_short_error(e)})"

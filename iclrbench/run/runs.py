@@ -17,7 +17,8 @@ from ..core.settings import Settings, load_settings
 from .ledger import FAILED, OK, RUNNING, RUN_MARKER, Ledger, run_folders
 
 # %% auto #0
-__all__ = ['RunFolder', 'folder_size', 'referenced_runs', 'list_runs', 'prune_plan', 'prune_runs', 'runs_table']
+__all__ = ['WIDGET_STATE_MIME', 'RunFolder', 'folder_size', 'has_widget_state', 'referenced_runs', 'list_runs', 'prune_plan',
+           'prune_runs', 'runs_table']
 
 # %% ../../nbs/run/05_runs.ipynb #080c2a84
 @dataclass
@@ -36,8 +37,11 @@ def folder_size(path: Path) -> int:
     "Bytes of the files under `path`."
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
 
-def _has_widget_state(nb_path: Path) -> bool:
-    try: return "application/vnd.jupyter.widget-state+json" in json.loads(nb_path.read_text()).get("metadata", {}).get("widgets", {})
+WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
+
+def has_widget_state(nb_path: str | os.PathLike) -> bool:
+    "Did this executed notebook keep its explorers' widget state (what the docs site needs to show them live)?"
+    try: return WIDGET_STATE_MIME in json.loads(Path(nb_path).read_text()).get("metadata", {}).get("widgets", {})
     except (OSError, ValueError): return False
 
 def referenced_runs(rows: list[dict[str, Any]]) -> dict[str, str]:
@@ -52,7 +56,7 @@ def referenced_runs(rows: list[dict[str, Any]]) -> dict[str, str]:
     for r in reversed(rows):   # newest first: the run `iclrbench docs --reuse` would pick
         key = (r["slug"], r["scale"])
         if key in seen or r.get("pruned") or not r.get("notebook"): continue
-        if Path(r["notebook"]).is_file() and _has_widget_state(Path(r["notebook"])):
+        if Path(r["notebook"]).is_file() and has_widget_state(r["notebook"]):
             seen.add(key); keep.setdefault(r["run_id"], f"newest {r['scale']} run of {r['slug']} with widget state (docs --reuse)")
     return keep
 

@@ -16,12 +16,12 @@ from importlib.resources import files as _package_files
 
 
 # %% auto #0
-__all__ = ['VENDOR_NPM', 'VENDOR_CACHE_ENV', 'ASSET_PREFIX', 'WIDGET_STATE_MIME', 'RESTORE_ASSETS_JS', 'PLOTLY_MIME',
-           'PAGE_TEMPLATE', 'SITE_CSS', 'SITE_JS', 'MATHJAX_CONFIG', 'STATUS_CLASS', 'SITE_MARKER', 'vendor_cache_dir',
-           'fetch_vendor_packages', 'install_vendor', 'dedupe_widget_assets', 'site_asset', 'asset_script',
-           'sync_explorer_figures', 'cell_directives', 'plotly_div', 'prepare_notebook', 'page_head', 'nav_bar',
-           'SiteRun', 'collect_runs', 'static_view_figure', 'site_claim_rows', 'claims_table_html', 'runs_table_html',
-           'paper_box', 'search_entries', 'check_site_out', 'building_folder', 'swap_in', 'SiteReport', 'build_site',
+__all__ = ['VENDOR_NPM', 'VENDOR_CACHE_ENV', 'ASSET_PREFIX', 'RESTORE_ASSETS_JS', 'PLOTLY_MIME', 'PAGE_TEMPLATE', 'SITE_CSS',
+           'SITE_JS', 'MATHJAX_CONFIG', 'STATUS_CLASS', 'SITE_MARKER', 'vendor_cache_dir', 'fetch_vendor_packages',
+           'install_vendor', 'dedupe_widget_assets', 'site_asset', 'asset_script', 'sync_explorer_figures',
+           'cell_directives', 'plotly_div', 'prepare_notebook', 'page_head', 'nav_bar', 'SiteRun', 'collect_runs',
+           'static_view_figure', 'site_claim_rows', 'claims_table_html', 'runs_table_html', 'paper_box',
+           'search_entries', 'check_site_out', 'building_folder', 'swap_in', 'SiteReport', 'build_site',
            'quarto_available', 'nbdev_docs']
 
 # %% ../../nbs/site/00_builder.ipynb #e72e0157
@@ -106,7 +106,7 @@ def install_vendor(site: Path, node_modules: Path | None) -> list[str]:
 
 # %% ../../nbs/site/00_builder.ipynb #bd97aaa8
 ASSET_PREFIX = "iclrbench-asset:"
-WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
+from ..run.runs import WIDGET_STATE_MIME, has_widget_state   # one definition, shared with `iclrbench runs`
 
 def _path_exists(obj: Any, path: Sequence) -> bool:
     "Can `path[:-1]` be walked through `obj` to a container (where a widget buffer would be put)?"
@@ -303,9 +303,6 @@ class SiteRun:
     started: str | None = None
     error: str | None = None
 
-def _has_widget_state(nb_path: Path) -> bool:
-    try: return WIDGET_STATE_MIME in json.loads(Path(nb_path).read_text()).get("metadata", {}).get("widgets", {})
-    except (OSError, ValueError): return False
 
 def _docs_settings(settings, folder: Path) -> Path:
     "A copy of `settings` with absolute paths and the widget state kept (for the runner's worker processes)."
@@ -344,7 +341,7 @@ def collect_runs(slugs: Sequence[str], scale: str = "smoke", jobs: int = 1, sett
             if r["status"] != "ok" or not r.get("notebook") or not Path(r["notebook"]).exists(): continue
             req = json.loads(r["request"]) if r.get("request") else None
             default = req is not None and set(req) == {"scale", "seed"} and r.get("git_commit") == commit
-            widgets = _has_widget_state(Path(r["notebook"]))
+            widgets = has_widget_state(r["notebook"])
             rank = (2 if default else 0) + (1 if widgets else 0)
             if rank >= 1 and rank >= best.get(r["slug"], (0, None))[0]: best[r["slug"]] = (rank, dict(r, widget_state=widgets))
         return {s: r for s, (_, r) in best.items()}
