@@ -64,7 +64,7 @@ def upsample(x, size: int, mode: str = "bilinear"):
     kw = {"align_corners": False} if mode in ("bilinear", "bicubic") else {}
     out = F.interpolate(t.float() if not t.is_floating_point() else t, size=(int(size), int(size)), mode=mode, **kw)
     if squeeze: out = out[:, 0]
-    return out.numpy().astype(x.dtype if x.dtype.kind == "f" else np.float32) if is_np else out
+    return out.cpu().numpy().astype(x.dtype if x.dtype.kind == "f" else np.float32) if is_np else out
 
 # %% ../../nbs/blocks/05_images.ipynb #8c3b2671
 def psnr(x, ref, data_range: float = 2.0, mask=None) -> np.ndarray:
@@ -121,7 +121,7 @@ def train_classifier(model, x, y, epochs: int = 5, batch_size: int = 64, lr: flo
     dev = get_device(device)
     X, Y = _as_nchw(x).to(dev), torch.as_tensor(np.asarray(y), dtype=torch.long).to(dev)
     if len(X) != len(Y): raise ValueError(f"parameter 'y' must have one label per image ({len(X)}); got {len(Y)}")
-    g = torch.Generator().manual_seed(int(seed))
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(int(seed))
     ctx = torch_threads(threads) if threads else contextlib.nullcontext()
     hist = {"loss": []}
     with ctx:

@@ -137,7 +137,7 @@ def train_preferences(policy, reference, chosen, rejected, beta: float = 0.1, st
             ref_w = torch.cat([completion_logprobs(reference, ids_w[i:i + 64].to(dev), cm_w[i:i + 64].to(dev), att_w[i:i + 64].to(dev), length_normalized).cpu() for i in range(0, B, 64)])
             ref_l = torch.cat([completion_logprobs(reference, ids_l[i:i + 64].to(dev), cm_l[i:i + 64].to(dev), att_l[i:i + 64].to(dev), length_normalized).cpu() for i in range(0, B, 64)])
     opt = torch.optim.AdamW([p for p in policy.parameters() if p.requires_grad], lr=lr, weight_decay=0.0)
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
     losses = []
     policy.train()
     for _ in bar(range(steps), enabled=progress, desc="preference tuning"):

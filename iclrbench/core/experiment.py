@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .records import Claim, Paper, Param, Result, make_result, resolve_params, validate_seed
-from .runtime import Timer, get_device, progress, thread_limits
+from .runtime import Timer, get_device, on_device, progress, thread_limits
 
 # %% auto #0
 __all__ = ['SeedTable', 'per_seed', 'every_seed', 'mean', 'RunContext', 'experiment']
@@ -87,11 +87,15 @@ class RunContext:
         "The torch device the run's `device` parameter asks for (CPU when the paper has no such parameter)."
         return get_device(self.params.get("device", "cpu"))
 
+    def _on_gpu(self) -> bool:
+        return self.params.get("device", "cpu") != "cpu" and self.device.type != "cpu"
+
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], workers: int = 1) -> list[Any]:
         """`[fn(x) for x in items]`, in `workers` processes when more than one (forked on Linux, so functions defined
-        in a notebook work; elsewhere, and when `workers` is 1, in this process). Order is kept."""
+        in a notebook work; elsewhere, when `workers` is 1, and on a GPU (CUDA cannot be used in a forked child), in
+        this process). Order is kept."""
         items = list(items)
-        if workers <= 1 or len(items) <= 1 or not sys.platform.startswith("linux"):
+        if workers <= 1 or len(items) <= 1 or not sys.platform.startswith("linux") or self._on_gpu():
             return [fn(x) for x in items]
         from concurrent.futures import ProcessPoolExecutor
         with ProcessPoolExecutor(max_workers=min(workers, len(items)), mp_context=multiprocessing.get_context("fork")) as pool:
@@ -112,7 +116,8 @@ def experiment(paper: Paper, params: Sequence[Param], scales: Mapping[str, Mappi
         seeds = list(range(seed, seed + p[seeds_param])) if seeds_param in p else [seed]
         ctx = RunContext(params=p, seed=seed, seeds=seeds, show_progress=progress)
         ctx.metrics["seeds"] = seeds
-        with thread_limits(torch_threads, blas_threads):
+        # the paper's device is torch's default device while its code runs (nothing changes on the CPU)
+        with thread_limits(torch_threads, blas_threads), on_device(ctx.device if "device" in p else None):
             if setup is not None: ctx.shared = setup(p, ctx)
             table = SeedTable()
             for s in ctx.bar(seeds, desc=f"{paper.slug} seeds"):

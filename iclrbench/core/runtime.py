@@ -14,7 +14,8 @@ from typing import Iterable
 from .records import validate_seed
 
 # %% auto #0
-__all__ = ['seed_everything', 'get_device', 'torch_threads', 'Timer', 'progress', 'thread_limits']
+__all__ = ['seed_everything', 'get_device', 'torch_threads', 'Timer', 'progress', 'thread_limits', 'on_device', 'default_device',
+           'torch_generator', 'to_numpy']
 
 # %% ../../nbs/core/01_runtime.ipynb #e66ee378
 def seed_everything(seed: int) -> "np.random.Generator":
@@ -95,3 +96,38 @@ def thread_limits(torch_n: int | None = 1, blas_n: int | None = 1):
         if blas_n is not None: stack.enter_context(threadpool_limits(limits=blas_n))
         if torch_n is not None and "torch" in sys.modules: stack.enter_context(torch_threads(torch_n))
         yield
+
+# %% ../../nbs/core/01_runtime.ipynb #003eb2cb
+@contextlib.contextmanager
+def on_device(device=None):
+    """Run a block with `device` as torch's default device, so that factory functions (`torch.zeros`,
+    `torch.tensor`, `torch.as_tensor`, `torch.randn`, ...) and new `nn.Module` parameters land there.
+
+    The experiment harness wraps `setup`, `one_seed` and `finish` in it, so a paper moves to a GPU without passing
+    `device` through every function. On the CPU (or with None) it does nothing, so CPU runs stay bitwise what they
+    were. What it does not cover, and papers must do themselves: `torch.from_numpy` (always CPU: use
+    `torch.as_tensor`), `tensor.numpy()` (use `to_numpy`), and generators (use `torch_generator`)."""
+    import torch
+    dev = None if device is None else torch.device(device)
+    if dev is None or dev.type == "cpu":
+        yield dev
+        return
+    with dev: yield dev
+
+def default_device():
+    "The device torch's factory functions use now (`on_device`'s device inside the harness, else the CPU)."
+    import torch
+    return torch.get_default_device()
+
+def torch_generator(seed: int, device=None):
+    "A seeded `torch.Generator` on `device` (default: `default_device()`), so sampling with it works on any device."
+    import torch
+    validate_seed(seed)
+    return torch.Generator(device=device if device is not None else default_device()).manual_seed(int(seed) % 2**63)
+
+def to_numpy(x):
+    "`x` as a numpy array: a tensor is detached and copied to the CPU first (a no-op copy for CPU tensors)."
+    if hasattr(x, "detach"): return x.detach().cpu().numpy()
+    import numpy as np
+    return np.asarray(x)
+

@@ -475,7 +475,7 @@ def fit_rows(model: TinyLM, rows: Sequence[tuple[Sequence[int], Sequence[int]]],
     (`prompt_masked_loss`); the same optimiser and budget for every variant. No rows: the model is left unchanged."""
     if not rows or steps <= 0:
         return None
-    g = torch.Generator().manual_seed(int(seed))
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(int(seed))
 
     def batch(step):
         idx = torch.randint(len(rows), (batch_size,), generator=g).tolist()
@@ -505,7 +505,7 @@ def pretrain_rows(tok: WordTokenizer, n: int, rng: np.random.Generator, topic_p:
 def sample_responses(model: TinyLM, tok: WordTokenizer, prompts: Sequence[Sequence[int]], k: int, temperature: float = 1.0,
                      greedy: bool = False, seed: int = 0, max_new_tokens: int = 14) -> list[list[str]]:
     "`k` responses (text) per prompt from the policy (batched; greedy gives one)."
-    g = torch.Generator().manual_seed(int(seed))
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(int(seed))
     rep = [list(p) for p in prompts for _ in range(1 if greedy else k)]
     out = generate_batch(model, rep, max_new_tokens, pad_id=tok.pad_id, stop_id=tok.eos_id, greedy=greedy,
                          temperature=temperature, generator=g, batch_size=1024)

@@ -383,7 +383,7 @@ def train_planner(seqs: Sequence[Sequence[int]], prompt_lens: Sequence[int], ks:
     ks_t = torch.tensor(list(ks))
     buckets = [torch.nonzero(ks_t == k).squeeze(1) for k in sorted(set(ks_t.tolist()))]
     probs = torch.tensor([len(b) for b in buckets], dtype=torch.float)
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
 
     def batch(step):
         b = buckets[int(torch.multinomial(probs, 1, generator=g))]

@@ -502,7 +502,7 @@ def excitation_spectrum(retina: "Retina") -> np.ndarray:
     column scaled to unit norm so that a cone's sensitivity scale does not matter). The i-th value measures how far
     the i-th direction of the cone signals departs from the earlier ones; RGB-derived scenes leave at most 3 nonzero.
     It bounds what the cortex can find: a cone whose excitations are nearly a mix of the others' gives a weak dimension."""
-    E = retina.E.numpy().astype(float)                           # (scenes, N, H, W)
+    E = retina.E.cpu().numpy().astype(float)                           # (scenes, N, H, W)
     X = np.moveaxis(E, 1, -1).reshape(-1, E.shape[1])
     return normalised_singular_values(X / np.maximum(np.linalg.norm(X, axis=0), 1e-12))
 
@@ -527,7 +527,7 @@ class Simulation:
         self.opt = torch.optim.Adam(self.cortex.parameters(), lr=lr, foreach=True)
         self.opt_scope = torch.optim.Adam([*self.scope_rgb.parameters(), *self.scope_type.parameters()], lr=1e-2, foreach=True)
         self.rng = np.random.default_rng([seed, 21])
-        self.gen = torch.Generator().manual_seed(seed + 7)
+        self.gen = torch.Generator(device=torch.get_default_device()).manual_seed(seed + 7)
         self.step = 0
         self.history = {"step": [], "loss": [], "sv": [], "scope_type_acc": [], "shift_acc": []}
         self._loss_acc, self._n_acc, self._shift_ok = 0.0, 0, []
@@ -588,7 +588,7 @@ class Simulation:
         new.opt_scope = torch.optim.Adam([*new.scope_rgb.parameters(), *new.scope_type.parameters()], lr=1e-2, foreach=True)
         new.opt_scope.load_state_dict(self.opt_scope.state_dict())
         new.rng = copy.deepcopy(self.rng)
-        new.gen = torch.Generator(); new.gen.set_state(self.gen.get_state())
+        new.gen = torch.Generator(device=self.gen.device); new.gen.set_state(self.gen.get_state())
         new.history = {k: list(v) for k, v in self.history.items()}
         return new
 
@@ -611,7 +611,7 @@ class Simulation:
 
     # -- read-outs -------------------------------------------------------------------------------
     def identities(self) -> np.ndarray:
-        return self.cortex.identities().detach().numpy()
+        return self.cortex.identities().detach().cpu().numpy()
 
     def spectrum(self, border: int = LOSS_BORDER) -> np.ndarray:
         """Normalised singular values of the per-type mean C (the cone-identity rank read-out), over the cells the loss
@@ -624,7 +624,7 @@ class Simulation:
     def scope_type_accuracy(self) -> float:
         "Accuracy of Neural Scope (ii) (C(x) → true cone type) on all cells."
         with torch.no_grad():
-            pred = self.scope_type(self.cortex.identities().reshape(self.K, -1).T).argmax(1).numpy()
+            pred = self.scope_type(self.cortex.identities().reshape(self.K, -1).T).argmax(1).cpu().numpy()
         return float((pred == self.retina.mosaic.ravel()).mean())
 
     def percept(self, scene: int = 0, row: int | None = None, col: int | None = None) -> dict:
@@ -637,9 +637,9 @@ class Simulation:
         with torch.no_grad():
             ons = r.optic_nerve(r.photoreceptors(e, noisy=False), noisy=False)
             ip = self.cortex.decode(ons)
-            rgb = self.scope_rgb(ip.permute(0, 2, 3, 1)).numpy()[0]
-        truth = r.rgb[scene, :, row:row + H, col:col + H].permute(1, 2, 0).numpy()
-        return {"percept": linear_to_srgb(rgb), "truth": linear_to_srgb(truth), "ons": ons.numpy()[0, 0]}
+            rgb = self.scope_rgb(ip.permute(0, 2, 3, 1)).cpu().numpy()[0]
+        truth = r.rgb[scene, :, row:row + H, col:col + H].permute(1, 2, 0).cpu().numpy()
+        return {"percept": linear_to_srgb(rgb), "truth": linear_to_srgb(truth), "ons": ons.cpu().numpy()[0, 0]}
 
 # %% ../../nbs/papers/color_vision.ipynb #384250b9
 def probe_r2(sim: Simulation, n_fit: int = 24, n_test: int = 24, border: int = LOSS_BORDER, seed: int = 0) -> np.ndarray:
@@ -647,12 +647,12 @@ def probe_r2(sim: Simulation, n_fit: int = 24, n_test: int = 24, border: int = L
     (all types at every pixel, including the types the cell does not hold). Fitted on `n_fit` glimpses, scored on
     `n_test` others (least squares with a bias); one R² per cone type."""
     rng = np.random.default_rng([seed, 31])
-    gen = torch.Generator().manual_seed(seed + 31)
+    gen = torch.Generator(device=torch.get_default_device()).manual_seed(seed + 31)
     def feats(n):
         b = sim.retina.sample(n, rng, gen, max_shift=0)
         with torch.no_grad(): ip = sim.cortex.decode(b["ons1"])
-        X = interior(ip, border).permute(0, 2, 3, 1).reshape(-1, sim.K).numpy()
-        Y = interior(b["e1"], border).permute(0, 2, 3, 1).reshape(-1, sim.retina.n_types).numpy()
+        X = interior(ip, border).permute(0, 2, 3, 1).reshape(-1, sim.K).cpu().numpy()
+        Y = interior(b["e1"], border).permute(0, 2, 3, 1).reshape(-1, sim.retina.n_types).cpu().numpy()
         return np.c_[X, np.ones(len(X))], Y
     Xf, Yf = feats(n_fit)
     Xt, Yt = feats(n_test)
@@ -678,7 +678,7 @@ def cmf_sim(sim: Simulation, tol: float = 0.05, max_primaries: int | None = None
     M = type_means(sim.identities(), r.mosaic, r.n_types, border)
     with torch.no_grad():
         ons = torch.cat([r.uniform_light(intensity * np.eye(nb)[i]) for i in range(nb)])
-        ip = interior(sim.cortex.decode(ons), border).mean(dim=(2, 3)).numpy()
+        ip = interior(sim.cortex.decode(ons), border).mean(dim=(2, 3)).cpu().numpy()
     V = ip @ M.T                                                 # (lights, N)
     kmax = min(nb, max_primaries or r.n_types + 2)
     norms = np.maximum(np.linalg.norm(V, axis=1), 1e-12)
@@ -728,9 +728,10 @@ PARAMS = [
           "for steps + boost_steps updates, to tell a failure of boosting from a weak fourth cone (about 4 more minutes at full)"),
     Param("boost_generic", "bool", "with boosting, also train the generic trichromat 610/560/440 and boost it: half of its L (610 nm) "
           "cells get the 500 nm cone, so the boosted eye has the generic tetrachromat's cones (about 3 more minutes at full)"),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 
-_BASE = dict(peak_set="generic", mosaic="equal", spectra="rich", eye_motion=3, control=True, lateral_inhibition=True,
+_BASE = dict(device="cpu", peak_set="generic", mosaic="equal", spectra="rich", eye_motion=3, control=True, lateral_inhibition=True,
              noise=0.005, latent_k=8, lr=3e-3, batch=8, shift_estimator=False, boost_control=False,
              boost_generic=False)
 SCALES = {

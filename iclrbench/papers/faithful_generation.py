@@ -112,7 +112,7 @@ def pretrain_lm(world: RecordWorld, corpus, steps: int, n_layer: int = 2, d_mode
     "Pretrain p_LM on the unconditional corpus; returns the model in eval mode."
     torch.manual_seed(seed)
     model = TinyLM(LMConfig(vocab_size=world.vocab_size, arch="gpt", n_layer=n_layer, n_head=4, d_model=d_model, max_len=32))
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
     def batch(step):
         x = corpus[torch.randint(0, corpus.shape[0], (batch_size,), generator=g)]
         return x[:, :-1], x[:, 1:]
@@ -132,7 +132,7 @@ def sft(model, world: RecordWorld, records, steps: int, lr: float = 1e-3, batch_
     "Supervised fine-tuning of a copy of `model` on prompt → text (loss on text tokens only); returns the copy."
     m = copy.deepcopy(model)
     rows, mask = _sft_rows(world, records)
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
     def batch(step):
         i = torch.randint(0, rows.shape[0], (batch_size,), generator=g)
         return rows[i, :-1], (rows[i, 1:], mask[i])
@@ -314,11 +314,12 @@ PARAMS = [
     Param("dpo_epochs", "int", "DPO epochs over D2", low=1, high=50),
     Param("cad_a", "float", "CAD strength a", low=0.0, high=5.0),
     Param("alpha_sweep", "bool", "also run SCOPE for α ∈ {0.1, 0.3, 0.5, 0.7, 0.9}"),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 SCALES = {
-    "smoke": dict(prior_strength=0.9, n_pretrain=20000, pretrain_steps=800, n_d1=400, n_d2=400, n_test=500, n_val=100, sft_steps=600,
+    "smoke": dict(device="cpu", prior_strength=0.9, n_pretrain=20000, pretrain_steps=800, n_d1=400, n_d2=400, n_test=500, n_val=100, sft_steps=600,
                   alpha=0.5, beta=0.1, dpo_lr=1e-4, dpo_epochs=2, cad_a=0.5, alpha_sweep=False),
-    "full": dict(prior_strength=0.9, n_pretrain=20000, pretrain_steps=800, n_d1=400, n_d2=400, n_test=500, n_val=100, sft_steps=600,
+    "full": dict(device="cpu", prior_strength=0.9, n_pretrain=20000, pretrain_steps=800, n_d1=400, n_d2=400, n_test=500, n_val=100, sft_steps=600,
                  alpha=0.5, beta=0.1, dpo_lr=1e-4, dpo_epochs=2, cad_a=0.5, alpha_sweep=True),
 }
 ALPHAS = (0.1, 0.3, 0.5, 0.7, 0.9)
@@ -413,7 +414,7 @@ def build_models(p: dict, seed: int, progress: bool = False) -> dict[str, Any]:
 
 def scope_model(M: dict, alpha: float, beta: float, lr: float, epochs: int, seed: int):
     "Negatives on D2 with noise level α, then DPO; returns (tuned model, negatives, sources, losses)."
-    g = torch.Generator().manual_seed(seed + 5)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed + 5)
     neg, srcs = mixture_decode(M["sft"], M["world"], M["d2"], "unfaithful", M["p_lm"], alpha, generator=g, return_sources=True)
     pol, losses = scope_dpo(M["sft"], M["world"], M["d2"], neg, beta, lr, epochs, seed=seed)
     return pol, neg, srcs, losses
@@ -458,7 +459,7 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
     with ctx.time("negatives_by_alpha"):
         for a in ALPHAS:
             if str(a) in alpha_neg: continue
-            g = torch.Generator().manual_seed(seed + 5)
+            g = torch.Generator(device=torch.get_default_device()).manual_seed(seed + 5)
             n_a, s_a = mixture_decode(M["sft"], W, M["d2"][:20], "unfaithful", M["p_lm"], a, generator=g, return_sources=True)
             alpha_neg[str(a)] = dict(text=[W.decode(n) for n in n_a], sources=s_a)
     sweep = {}

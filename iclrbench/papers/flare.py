@@ -214,7 +214,7 @@ def train_recognizer(model: nn.Module, train: Encoded, val: Encoded, steps: int,
     every `eval_every` steps the validation recognition CE is measured and the best checkpoint is restored at the end."""
     if steps < 1 or batch_size < 1 or lr <= 0:
         raise ValueError(f"parameters 'steps', 'batch_size' must be >= 1 and 'lr' > 0; got {steps}, {batch_size}, {lr}")
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     log, best, queue = TrainLog(), None, []
     it = range(steps) if bar is None else bar(range(steps))
@@ -242,7 +242,7 @@ def train_recognizer(model: nn.Module, train: Encoded, val: Encoded, steps: int,
 # %% ../../nbs/papers/flare.ipynb #a90d08cd
 def correct(model, enc: Encoded, device=None) -> np.ndarray:
     "Boolean per string: accept iff logit ≥ 0 agrees with the label."
-    return ((predict_logits(model, enc, device=device) >= 0).float() == enc.labels).numpy()
+    return ((predict_logits(model, enc, device=device) >= 0).float() == enc.labels).cpu().numpy()
 
 
 def accuracy_by_length(ok: np.ndarray, lengths: np.ndarray) -> tuple[list[int], list[float]]:

@@ -222,7 +222,7 @@ class MapTrainer:
             self.history.append({"step": self.step, "fit": float(fit.detach()), "reg": float(reg.detach())})
 
     def mapped(self, x: np.ndarray) -> np.ndarray:
-        with torch.no_grad(): return self.model(torch.tensor(x, dtype=torch.float32)).numpy()
+        with torch.no_grad(): return self.model(torch.tensor(x, dtype=torch.float32)).cpu().numpy()
 
 # %% ../../nbs/papers/gromov_monge_gap.ipynb #9c04673c
 def evaluate_map(x: np.ndarray, tx: np.ndarray, y: np.ndarray, cost: str = "l2sq", eps0: float = 0.01,
@@ -384,7 +384,7 @@ def train_sprite_vae(regulariser: str, seed: int, cfg: DCIDemoConfig):
     cfg.validate()
     model = make_sprite_vae(seed, cfg.latent, cfg.size * cfg.size)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    rng, gen = np.random.default_rng([seed, 11]), torch.Generator().manual_seed(seed)
+    rng, gen = np.random.default_rng([seed, 11]), torch.Generator(device=torch.get_default_device()).manual_seed(seed)
     history = []
     for step in range(cfg.steps):
         x = _sprite_tensor(sample_sprite_factors(cfg.batch, rng), cfg.size)
@@ -407,13 +407,13 @@ def evaluate_sprite_vae(model, seed: int, cfg: DCIDemoConfig) -> dict[str, Any]:
     f = sample_sprite_factors(cfg.n_dci_train + cfg.n_dci_test, rng)
     x = _sprite_tensor(f, cfg.size)
     with torch.no_grad():
-        _, rec_s, kl, _, _ = beta_vae_terms(model, x, torch.Generator().manual_seed(seed), cfg.beta)
+        _, rec_s, kl, _, _ = beta_vae_terms(model, x, torch.Generator(device=torch.get_default_device()).manual_seed(seed), cfg.beta)
         mu, _ = model.encode(x)
         logits = model.decoder(mu)
         rec = float(torch.nn.functional.binary_cross_entropy_with_logits(logits, x, reduction="sum") / len(x))
         mse = float(((torch.sigmoid(logits) - x) ** 2).sum(1).mean())
         g = gmg_loss(mu[:64].double(), torch.sigmoid(logits[:64]).double(), cfg.cost, cfg.eps0, cfg.gw_outer, cfg.gw_inner)
-    z = mu.numpy().astype(float)
+    z = mu.cpu().numpy().astype(float)
     n = cfg.n_dci_train
     d = dci_scores(z[:n], f[:n], z[n:], f[n:], seed=seed, n_estimators=cfg.n_estimators)
     return {"D": d["disentanglement"], "C": d["completeness"], "I": d["informativeness_r2"], "r2_per_factor": d["r2_per_factor"],
@@ -469,9 +469,10 @@ PARAMS = [
     Param("dci_demo", "bool", "also train β-VAEs on sprites (none / DST / GMG on the decoder, cos cost) and report DCI (§4b)"),
     Param("dci_steps", "int", "Adam steps per β-VAE of the DCI demo", low=10, high=20000),
     Param("dci_lam", "float", "λ of DST / GMG on the decoder in the DCI demo", low=0.0, high=1000.0),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 
-_BASE = dict(target="circle", cost="l2sq", lam=0.1, eps0=0.01, batch=64, lr=1e-3, dci_steps=1000, dci_lam=40.0)
+_BASE = dict(device="cpu", target="circle", cost="l2sq", lam=0.1, eps0=0.01, batch=64, lr=1e-3, dci_steps=1000, dci_lam=40.0)
 SCALES = {
     "smoke": dict(_BASE, n_seeds=3, steps=150, gw_outer=10, gw_inner=30, sweep=False, dci_demo=False),
     "full": dict(_BASE, n_seeds=3, steps=800, gw_outer=20, gw_inner=50, sweep=True, dci_demo=True),

@@ -134,17 +134,17 @@ def cluster_labels(mask2d: np.ndarray) -> np.ndarray:
 def d20(delta, patch: int = 4) -> np.ndarray:
     "$d_{2,0}$: number of overlapping patch×patch windows (stride 1) in which δ ≠ 0 (any channel), per image."
     nz = (delta.detach().abs().sum(1, keepdim=True) > 0).float()
-    return (F.conv2d(nz, torch.ones(1, 1, patch, patch)) > 0).flatten(1).sum(1).numpy().astype(float)
+    return (F.conv2d(nz, torch.ones(1, 1, patch, patch)) > 0).flatten(1).sum(1).cpu().numpy().astype(float)
 
 
 def l0(delta) -> np.ndarray:
     "Number of perturbed pixels (channel mean of |δ| nonzero) per image."
-    return (delta.detach().abs().mean(1) > 0).flatten(1).sum(1).numpy().astype(float)
+    return (delta.detach().abs().mean(1) > 0).flatten(1).sum(1).cpu().numpy().astype(float)
 
 
 def l2(delta) -> np.ndarray:
     "Euclidean norm of δ per image."
-    return delta.detach().flatten(1).norm(dim=1).numpy().astype(float)
+    return delta.detach().flatten(1).norm(dim=1).cpu().numpy().astype(float)
 
 # %% ../../nbs/papers/group_sparse_attack.ipynb #508d663d
 class Normalized(nn.Module):
@@ -240,7 +240,7 @@ def gse_attack(model, x, y, targeted: bool = True, img_range: tuple[float, float
                     delta_old = tmp
                     if grouping: lam = adjust_lambda(lam, delta, q, gb_size, sgm)
                     if record and rnd == 0 and len(idx) and idx[0] == 0:
-                        trace.append((lam[0].numpy().copy(), (delta[0].abs().mean(0) > 0).numpy().copy()))
+                        trace.append((lam[0].cpu().numpy().copy(), (delta[0].abs().mean(0) > 0).cpu().numpy().copy()))
                 else:
                     tmp = delta - s_ * grad
                     delta = a / a_new * tmp + (1 - a / a_new) * delta_old
@@ -258,7 +258,7 @@ def gse_attack(model, x, y, targeted: bool = True, img_range: tuple[float, float
                     idx, xs, ys, s_, delta, delta_old = idx[keep], xs[keep], ys[keep], s_[keep], delta[keep], delta_old[keep]
                     lam, lam0 = lam[keep], lam0[keep]
                     if forbid is not None: forbid = forbid[keep]
-        rounds.append(dict(lam0=lams.numpy().copy(), sigma=s_round.numpy().copy(), found=found.numpy().copy()))
+        rounds.append(dict(lam0=lams.cpu().numpy().copy(), sigma=s_round.cpu().numpy().copy(), found=found.cpu().numpy().copy()))
         # λ0 search update and the best-d_{2,0} bookkeeping
         dd = d20(result - x, patch)
         for i in range(B):
@@ -296,7 +296,7 @@ def pgd0_attack(model, x, y, k: int, targeted: bool = True, img_range=(0.0, 1.0)
             delta = torch.where(keep, delta, torch.zeros_like(delta))
             pred = model(x + delta).argmax(1)
             ok = (pred == y) if targeted else (pred != y)
-            new = ok.numpy() & ~found
+            new = ok.cpu().numpy() & ~found
             result[torch.as_tensor(new)] = (x + delta)[torch.as_tensor(new)]
             found |= new
             if found.all(): break
@@ -425,7 +425,7 @@ def fw_nuclear_attack(model, x, y, targeted: bool = True, img_range: tuple[float
             ok = pred == ys if targeted else pred != ys
             if ok.any():
                 result[idx[ok]] = x_adv[ok]
-                found[idx[ok].numpy()] = True
+                found[idx[ok].cpu().numpy()] = True
                 keep = ~ok
                 idx, xs, ys, delta = idx[keep], xs[keep], ys[keep], delta[keep]
     return AttackOutput(result.detach(), found, time.perf_counter() - t0, trace)
@@ -455,12 +455,13 @@ PARAMS = [
     Param("lam0_rule", "str", "λ0 search: the official code's head ('official') or its 2023 rule ('bisect')",
           choices=LAM0_RULES),
     Param("baselines", "bool", "also run ℓ1-FISTA, PGD0 and FWnucl"),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 
 SCALES = {
-    "smoke": dict(n_images=16, n_seeds=3, image_size=16, epochs=5, iters=100, search_steps=10, sigma=0.1, mu=1.0, k_hat=30,
+    "smoke": dict(device="cpu", n_images=16, n_seeds=3, image_size=16, epochs=5, iters=100, search_steps=10, sigma=0.1, mu=1.0, k_hat=30,
                   q=0.25, sgm=1.5, lam0_rule="official", baselines=False),
-    "full": dict(n_images=100, n_seeds=3, image_size=32, epochs=5, iters=200, search_steps=10, sigma=0.1, mu=1.0, k_hat=30,
+    "full": dict(device="cpu", n_images=100, n_seeds=3, image_size=32, epochs=5, iters=200, search_steps=10, sigma=0.1, mu=1.0, k_hat=30,
                  q=0.25, sgm=1.5, lam0_rule="official", baselines=True),
 }
 
@@ -576,13 +577,13 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
         outs[m] = out
         met = attack_metrics(X, out, patch)
         if "fwnucl" in methods:     # nuclear group norm of the returned (clipped) perturbation, successes only
-            nn_ = nuclear_group_norm(out.x_adv - X, patch).numpy()
+            nn_ = nuclear_group_norm(out.x_adv - X, patch).cpu().numpy()
             met["nucl"] = float(np.mean(nn_[out.success])) if out.success.any() else float("nan")
         if m == "fwnucl": met["eps"] = eps_fw
         row.update({f"{key}_{m}": v for key, v in met.items()})
         ctx.shared["seconds_per_image"][m].append(out.seconds / len(X))      # wall-clock: a timing, not a metric
         if first:
-            ctx.artefacts[f"delta_{m}"] = (out.x_adv - X)[:8, 0].numpy()
+            ctx.artefacts[f"delta_{m}"] = (out.x_adv - X)[:8, 0].cpu().numpy()
             ctx.artefacts[f"success_{m}"] = out.success[:8]
             ctx.artefacts[f"pred_{m}"] = predict(net, out.x_adv[:8])
             if m == "gse" and out.lam_trace:
@@ -595,7 +596,7 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
             row[f"clusters_common_{m}"] = float(np.mean(count_clusters(dl)[both])) if both.any() else float("nan")
             row[f"d20_common_{m}"] = float(np.mean(d20(dl, patch)[both])) if both.any() else float("nan")
     if first:
-        ctx.artefacts.update(clean=X[:8, 0].numpy(), labels=yte[ok][:8], targets=T[:8].numpy())
+        ctx.artefacts.update(clean=X[:8, 0].cpu().numpy(), labels=yte[ok][:8], targets=T[:8].cpu().numpy())
     return row
 
 # %% ../../nbs/papers/group_sparse_attack.ipynb #612e9a74

@@ -243,7 +243,7 @@ def solve_inverse(eps_model: Callable, op, y, method: str = "hr", beta: float = 
     abar = _alphas_for(eps_model, alphas_cumprod)
     ts = timestep_grid(steps, start, end)
     if ts[0] >= len(abar): raise ValueError(f"parameter 'start' must be <= {len(abar)} (the schedule's length); got {start!r}")
-    gen = torch.Generator().manual_seed(int(validate_seed(seed)))
+    gen = torch.Generator(device=torch.get_default_device()).manual_seed(int(validate_seed(seed)))
     x_init = op.pinv(y).detach()
     shape, dt = x_init.shape, x_init.dtype
     randn = lambda: torch.randn(shape, generator=gen, dtype=torch.float64).to(dt)
@@ -409,7 +409,7 @@ def train_eps_model(model, data, steps: int = 1200, batch_size: int = 64, lr: fl
     data = torch.as_tensor(np.asarray(data), dtype=torch.float32)
     abar = torch.as_tensor(linear_alphas_cumprod() if alphas_cumprod is None else np.asarray(alphas_cumprod), dtype=torch.float32)
     steps, T = int(steps), len(abar)
-    gen = torch.Generator().manual_seed(int(validate_seed(seed)))
+    gen = torch.Generator(device=torch.get_default_device()).manual_seed(int(validate_seed(seed)))
     params = [p for p in model.parameters()]
     for p in params: p.requires_grad_(True)
     model.train()
@@ -486,13 +486,14 @@ PARAMS = [
     Param("unet_prior", "bool", "train a tiny ε-UNet on the 16×16 prior digits and repeat DR/CR/HR box inpainting with it"),
     Param("unet_train_steps", "int", "Adam steps (batch 64) of the tiny UNet's DDPM training", 10, 20000),
     Param("unet_images", "int", "held-out test digits (16×16) for the UNet-prior comparison", 2, 297),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 
 SCALES = {
-    "smoke": dict(n_images=64, n_seeds=3, prior_size=1500, prior_width=0.1, beta=0.2, steps=100, lr=0.1, lam=0.25,
+    "smoke": dict(device="cpu", n_images=64, n_seeds=3, prior_size=1500, prior_width=0.1, beta=0.2, steps=100, lr=0.1, lam=0.25,
                   weighting="linear", sigma_y=0.05, tasks="inpainting", width_sweep=True, beta_sweep=False, dps=False,
                   unet_prior=False, unet_train_steps=1200, unet_images=64),
-    "full": dict(n_images=297, n_seeds=3, prior_size=1500, prior_width=0.1, beta=0.2, steps=100, lr=0.1, lam=0.25,
+    "full": dict(device="cpu", n_images=297, n_seeds=3, prior_size=1500, prior_width=0.1, beta=0.2, steps=100, lr=0.1, lam=0.25,
                  weighting="linear", sigma_y=0.05, tasks="all", width_sweep=True, beta_sweep=True, dps=True,
                  unet_prior=True, unet_train_steps=1200, unet_images=64),
 }
@@ -573,7 +574,7 @@ def _unet_problem(p: dict, seed: int, prior, pool, ctx) -> dict[str, Any]:
         y = measure(op, X16, p["sigma_y"], np.random.default_rng([seed, 4]))
         den16 = GMMDenoiser(digits_16(prior)[:, 0], s=p["prior_width"])
         # held-out ε-objective on a fixed draw of (t, ε): how well each prior denoises digits it never saw
-        g = torch.Generator().manual_seed(seed)
+        g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
         Xe = torch.tensor(digits_16(pool))
         te, ne = torch.randint(0, 1000, (len(Xe),), generator=g), torch.randn(Xe.shape, generator=g)
         ctx.metrics["unet_eps_mse_test"] = eps_mse(eps_model, Xe, te, ne)
@@ -662,13 +663,13 @@ def summarise_seeds(p: dict, table, ctx) -> None:
             m[f"psnr_{task}_{meth}_image_spread"] = float(np.stack([psnr(s_.x, X) for s_ in ss]).std(0).mean())
             if task == "box": ctx.timer.timings[f"seconds_per_solve_{meth}"] = float(np.mean([s_.seconds for s_ in ss]))
             if mask is not None:
-                miss = np.broadcast_to(~mask.numpy(), X.shape[-2:])
+                miss = np.broadcast_to(~mask.cpu().numpy(), X.shape[-2:])
                 m[f"psnr_missing_{task}_{meth}"] = float(np.mean([psnr(s_.x, X, mask=miss).mean() for s_ in ss]))
             m[f"nearest_prior_{task}_{meth}"] = float(np.mean([nearest(s_.x) for s_ in ss]))
             if len(ss) > 1:   # diversity: mean pixel std of the solutions across solver seeds
                 m[f"diversity_{task}_{meth}"] = float(torch.stack([s_.x for s_ in ss]).std(0).mean())
-        art[f"images_{task}"] = dict(truth=X[:8, 0].numpy(), measurement=op.pinv(y)[:8, 0].numpy(),
-                                     **{meth: ss[0].x[:8, 0].numpy() for meth, ss in by_method.items()})
+        art[f"images_{task}"] = dict(truth=X[:8, 0].cpu().numpy(), measurement=op.pinv(y)[:8, 0].cpu().numpy(),
+                                     **{meth: ss[0].x[:8, 0].cpu().numpy() for meth, ss in by_method.items()})
         art[f"curves_{task}"] = {meth: np.mean([s_.psnr_curve for s_ in ss], 0) for meth, ss in by_method.items()}
         art[f"reg_norm_{task}"] = {meth: np.mean([s_.reg_norm for s_ in ss], 0) for meth, ss in by_method.items()}
         art["timesteps"] = by_method["hr"][0].timesteps
@@ -688,7 +689,7 @@ def summarise_seeds(p: dict, table, ctx) -> None:
         # they are the only numbers of a run that vary with the machine's load
         m["seconds_per_solve_dps"] = float(np.mean([s_.seconds for s_ in ss]))
         m["seconds_per_solve_hr"] = ctx.timer.timings["seconds_per_solve_hr"]
-        art["images_box"]["dps"] = ss[0].x[:8, 0].numpy()
+        art["images_box"]["dps"] = ss[0].x[:8, 0].cpu().numpy()
         art["curves_box"]["dps"] = np.mean([s_.psnr_curve for s_ in ss], 0)
     if p["unet_prior"]:
         _summarise_unet(p, table, ctx)
@@ -699,13 +700,13 @@ def summarise_seeds(p: dict, table, ctx) -> None:
 def _summarise_unet(p: dict, table, ctx) -> None:
     "Means and spreads of the 16×16 UNet-prior and GMM-prior solves, their images (first seed), curves and the training loss."
     u, m, art, sols = ctx.shared["unet"], ctx.metrics, ctx.artefacts, ctx.shared["sols"]
-    images = dict(truth=u["X"][:8, 0].numpy(), measurement=u["op"].pinv(u["y"])[:8, 0].numpy())
+    images = dict(truth=u["X"][:8, 0].cpu().numpy(), measurement=u["op"].pinv(u["y"])[:8, 0].cpu().numpy())
     for prior_name in u["priors"]:
         for meth in ("dr", "cr", "hr"):
             ps, ss = table.column(f"psnr_{prior_name}_box_{meth}"), sols[(f"{prior_name}_box", meth)]
             m[f"psnr_{prior_name}_box_{meth}_mean"] = float(np.mean(ps))
             m[f"psnr_{prior_name}_box_{meth}_seed_std"] = float(np.std(ps))
-            images[meth if prior_name == "unet" else f"gmm16_{meth}"] = ss[0].x[:8, 0].numpy()
+            images[meth if prior_name == "unet" else f"gmm16_{meth}"] = ss[0].x[:8, 0].cpu().numpy()
             if prior_name == "unet":
                 art.setdefault("curves_unet_box", {})[meth] = np.mean([s_.psnr_curve for s_ in ss], 0)
                 art.setdefault("reg_norm_unet_box", {})[meth] = np.mean([s_.reg_norm for s_ in ss], 0)

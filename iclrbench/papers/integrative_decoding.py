@@ -167,7 +167,7 @@ def train_facts_lm(world: FactsWorld, corpus, steps: int, n_layer: int = 2, d_mo
     torch.manual_seed(seed)
     model = TinyLM(LMConfig(vocab_size=world.vocab_size, arch="gpt", n_layer=n_layer, n_head=4, d_model=d_model,
                             max_len=max(32, corpus.shape[1] + 8)))
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
 
     def batch(step):
         x = corpus[torch.randint(0, corpus.shape[0], (batch_size,), generator=g)]
@@ -244,7 +244,7 @@ def integrative_decode(model, world: FactsWorld, entities: Sequence[int], drafts
         for i in range(n):
             if not done[i]:
                 out[i].append(nxt[i])
-                if return_trace: trace[i].append(lp[owner_t == i].numpy())
+                if return_trace: trace[i].append(lp[owner_t == i].cpu().numpy())
                 done[i] = nxt[i] in stop
         if all(done): break
     return (out, trace) if return_trace else out
@@ -266,7 +266,7 @@ K_VALUES = (1, 2, 4, 8, 12, 16)
 def copy_rate(model, world: FactsWorld, n_per_entity: int = 2, seed: int = 0) -> float:
     "P(re-answer city = draft city) for fresh world drafts, re-answers sampled at temperature 1."
     rng = np.random.default_rng([seed, 7])
-    g = torch.Generator().manual_seed(seed + 7)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed + 7)
     ents, drafts, cities = [], [], []
     for e in range(world.n_entities):
         for _ in range(n_per_entity):
@@ -300,7 +300,7 @@ def evaluate_decoders(model, world: FactsWorld, k_values: Sequence[int] = K_VALU
     Returns per-entity correctness arrays, the drafts (token lists) and the ID answers per k."""
     ents = list(range(world.n_entities))
     kmax = max(k_values)
-    g = torch.Generator().manual_seed(seed + 11)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed + 11)
     greedy = greedy_answers(model, world, ents)
     drafts = sample_answers(model, world, ents, kmax, temperature, generator=g)
     ok = lambda e, a: parse_city(world, e, a) == world.truth[e]
@@ -451,11 +451,12 @@ PARAMS = [
     Param("temperature", "float", "sampling temperature of the drafts", low=0.1, high=3.0),
     Param("aggregate", "str", "how the rows' predictions are combined", choices=("logprob", "prob")),
     Param("n_seeds", "int", "seeds: each a fresh world, corpus and trained model (seeds seed … seed + n_seeds − 1)", low=1, high=10),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 SCALES = {
-    "smoke": dict(n_per_group=30, n_cities=24, truth_share=0.65, copy_prob=0.9, n_docs=30000, steps=1500, batch_size=128,
+    "smoke": dict(device="cpu", n_per_group=30, n_cities=24, truth_share=0.65, copy_prob=0.9, n_docs=30000, steps=1500, batch_size=128,
                   n_layer=2, d_model=64, temperature=1.0, aggregate="logprob", n_seeds=1),
-    "full": dict(n_per_group=30, n_cities=24, truth_share=0.65, copy_prob=0.9, n_docs=30000, steps=3000, batch_size=128,
+    "full": dict(device="cpu", n_per_group=30, n_cities=24, truth_share=0.65, copy_prob=0.9, n_docs=30000, steps=3000, batch_size=128,
                  n_layer=4, d_model=64, temperature=1.0, aggregate="logprob", n_seeds=3),
 }
 

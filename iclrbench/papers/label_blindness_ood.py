@@ -197,7 +197,7 @@ def fit_classifier(encoder: nn.Module, x: np.ndarray, y: np.ndarray, n_classes: 
     X = torch.as_tensor(x, dtype=torch.float32, device=device)
     Y = torch.as_tensor(np.asarray(y), dtype=torch.long, device=device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    g = torch.Generator().manual_seed(int(seed))
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(int(seed))
     bs = min(int(batch_size), len(X))
     model.train()
     for _ in range(int(steps)):

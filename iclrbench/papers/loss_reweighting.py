@@ -243,12 +243,12 @@ def lm_experiment(seed: int, strategy: str = "linupper", r: float = 0.4, steps: 
     tok = CharTokenizer("\n\n".join(docs))
     tr = torch.tensor(tok.encode("\n\n".join(train_docs)), dtype=torch.long)
     va = torch.tensor(tok.encode("\n\n".join(val_docs)), dtype=torch.long)[:eval_tokens + 1]
-    g0 = torch.Generator().manual_seed(10_000 + seed)
+    g0 = torch.Generator(device=torch.get_default_device()).manual_seed(10_000 + seed)
     starts = torch.randint(0, len(tr) - context - 1, (32,), generator=g0)
     boiler = torch.stack([tr[s:s + context + 1] for s in starts.tolist()])        # 32 fixed boilerplate windows
 
     def make_batches():
-        g = torch.Generator().manual_seed(seed)
+        g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
         out = []
         for _ in range(steps):
             ix = torch.randint(0, len(tr) - context - 1, (batch,), generator=g)
@@ -303,8 +303,9 @@ PARAMS = [
     Param("lm_steps", "int", "training steps of each LM run", low=20, high=5000),
     Param("lm_strategy", "str", "strategy of the LM check", choices=STRATEGIES[1:]),
     Param("lm_r", "float", "temperature r of the LM check", low=0.05, high=100.0),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
-_BASE = dict(r=1.0, lr=0.02, steps=1500, batch=64, burn_in=100, redundant=0.7, outliers=0.0,
+_BASE = dict(device="cpu", r=1.0, lr=0.02, steps=1500, batch=64, burn_in=100, redundant=0.7, outliers=0.0,
              lm_strategy="linupper", lm_r=0.4)
 SCALES = {
     "smoke": dict(_BASE, n_seeds=3, lm_seeds=0, lm_steps=150),

@@ -186,7 +186,7 @@ def train_bandit(wins, weights, betas: Sequence[float] = BETAS, log_ref=None, st
         nll = -F.logsigmoid(beff * margin) if link == "logistic" else -mallows_phi_log_link(beff * margin, a)
         loss = ((Wx * nll).sum((3, 4, 5)) / N[:, None, None]).sum()
         opt.zero_grad(); loss.backward(); opt.step()
-    pi = torch.softmax(lref[:, None, None] + th, -1).detach().numpy()
+    pi = torch.softmax(lref[:, None, None] + th, -1).detach().cpu().numpy()
     return pi[0] if squeeze else pi
 
 # %% ../../nbs/papers/mallowspo.ipynb #398f0333
@@ -250,11 +250,12 @@ PARAMS = [
     Param("proxy", "bool", "also run the entropy-proxy experiment (informed reference, c from its entropy)"),
     Param("phi", "bool", "also train MallowsPO-φ (Mallows-φ link, true dispersion) on the same world"),
     Param("kappa", "float", "informed reference: log π_ref = κ·(−log φ)·r", low=0.0, high=5.0),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 SCALES = {
-    "smoke": dict(n_seeds=3, n_prompts=20, n_arms=8, concentrated=4.0, dispersed=0.5, frac_dispersed=0.5, n_pairs=200,
+    "smoke": dict(device="cpu", n_seeds=3, n_prompts=20, n_arms=8, concentrated=4.0, dispersed=0.5, frac_dispersed=0.5, n_pairs=200,
                   steps=400, lr=0.1, proxy=True, phi=True, kappa=0.25),
-    "full": dict(n_seeds=10, n_prompts=20, n_arms=8, concentrated=4.0, dispersed=0.5, frac_dispersed=0.5, n_pairs=200,
+    "full": dict(device="cpu", n_seeds=10, n_prompts=20, n_arms=8, concentrated=4.0, dispersed=0.5, frac_dispersed=0.5, n_pairs=200,
                  steps=1000, lr=0.1, proxy=True, phi=True, kappa=0.25),
 }
 KL_TARGET = 1.0

@@ -334,14 +334,14 @@ class TorchMLPClassifier:
         if X.ndim == 1: X = X[:, None]
         self.classes_, yi = np.unique(np.asarray(y), return_inverse=True)
         w = np.ones(len(yi)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        gen = torch.Generator().manual_seed(int(self.seed))
+        gen = torch.Generator(device=torch.get_default_device()).manual_seed(int(self.seed))
         d, c = X.shape[1], len(self.classes_)
         self.net_ = torch.nn.Sequential(torch.nn.Linear(d, self.hidden), torch.nn.Tanh(), torch.nn.Linear(self.hidden, c))
         with torch.no_grad():
             for p in self.net_.parameters(): p.copy_(torch.randn(p.shape, generator=gen) * (1.0 / math.sqrt(p.shape[-1])))
         opt = torch.optim.Adam(self.net_.parameters(), lr=self.lr, weight_decay=self.weight_decay)
-        Xt, yt = torch.from_numpy(X), torch.from_numpy(yi.astype(np.int64))
-        wt = torch.from_numpy((w / w.sum()).astype(np.float32))
+        Xt, yt = torch.as_tensor(X), torch.as_tensor(yi.astype(np.int64))
+        wt = torch.as_tensor((w / w.sum()).astype(np.float32))
         for _ in range(int(self.epochs)):
             opt.zero_grad()
             loss = (torch.nn.functional.cross_entropy(self.net_(Xt), yt, reduction="none") * wt).sum()
@@ -353,7 +353,7 @@ class TorchMLPClassifier:
         X = np.asarray(X, dtype=np.float32)
         if X.ndim == 1: X = X[:, None]
         with torch.no_grad():
-            return torch.softmax(self.net_(torch.from_numpy(X)), dim=1).double().numpy()
+            return torch.softmax(self.net_(torch.as_tensor(X)), dim=1).double().cpu().numpy()
 
     def predict(self, X) -> np.ndarray:
         return self.classes_[self.predict_proba(X).argmax(axis=1)]
@@ -416,7 +416,7 @@ def group_dro_logistic(X: np.ndarray, y: np.ndarray, g: np.ndarray, k: int, step
     b = torch.zeros(n_c, dtype=torch.float64, requires_grad=True)
     opt = torch.optim.Adam([W, b], lr=lr)
     q = torch.full((k,), 1.0 / k, dtype=torch.float64)
-    qs = [q.numpy().copy()]
+    qs = [q.cpu().numpy().copy()]
     for _ in range(int(steps)):
         nll = torch.nn.functional.cross_entropy(Xt @ W + b, yt, reduction="none") * wt
         L = torch.zeros(k, dtype=torch.float64).index_add(0, gt, nll) / gw
@@ -425,8 +425,8 @@ def group_dro_logistic(X: np.ndarray, y: np.ndarray, g: np.ndarray, k: int, step
         opt.zero_grad()
         (q @ L).backward()
         opt.step()
-        qs.append(q.numpy().copy())
-    Wn, bn = W.detach().numpy().copy(), b.detach().numpy().copy()
+        qs.append(q.cpu().numpy().copy())
+    Wn, bn = W.detach().cpu().numpy().copy(), b.detach().cpu().numpy().copy()
     cond = None
     if X_eval is not None:
         z = np.asarray(X_eval) @ Wn + bn
@@ -611,9 +611,10 @@ PARAMS = [
     Param("dro_lr", "float", "group-DRO Adam learning rate for the logistic model", low=1e-4, high=10.0),
     Param("sweep_points", "int", "number of G3 sizes (log-spaced in 50..4000) in the G3-size sweep (0: none)", low=0, high=16),
     Param("continuous", "bool", "also run the continuous-x variant (proxy-classifier estimator)"),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 
-_BASE = dict(n_g1=GROUP_SIZES[0], n_g2=GROUP_SIZES[1], n_g3=GROUP_SIZES[2], estimator="counts-reuse", smoothing=0.5,
+_BASE = dict(device="cpu", n_g1=GROUP_SIZES[0], n_g2=GROUP_SIZES[1], n_g3=GROUP_SIZES[2], estimator="counts-reuse", smoothing=0.5,
              eta=1.0, max_steps=2000, tol=1e-3, dro_eta_q=0.01, dro_lr=0.1)
 SCALES = {
     "smoke": dict(_BASE, n_seeds=3, dro_steps=300, sweep_points=5, continuous=False),

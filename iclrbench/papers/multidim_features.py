@@ -92,7 +92,7 @@ def mixture_index_batch(clouds, eps: float = 0.1, steps: int = 1000, restarts: i
     for name, v_ in (("steps", steps), ("restarts", restarts), ("eval_every", eval_every)):
         if not isinstance(v_, (int, np.integer)) or v_ < 1: raise ValueError(f"parameter '{name}' must be an int >= 1; got {v_!r}")
     B, n, _ = X.shape
-    g = torch.Generator().manual_seed(int(seed))
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(int(seed))
     Xt = torch.tensor(X, dtype=torch.float32)[:, None]                      # (B, 1, n, 2)
     v = torch.randn(B, restarts, 2, generator=g).requires_grad_()
     c = torch.zeros(B, restarts).requires_grad_()
@@ -123,7 +123,7 @@ def mixture_index_batch(clouds, eps: float = 0.1, steps: int = 1000, restarts: i
         best_v[better] = v.detach()[better]; best_c[better] = c.detach()[better]
     r = best.argmax(1)
     idx = torch.arange(B)
-    return best[idx, r].numpy().astype(float), best_v[idx, r].numpy().astype(float), best_c[idx, r].numpy().astype(float)
+    return best[idx, r].cpu().numpy().astype(float), best_v[idx, r].cpu().numpy().astype(float), best_c[idx, r].cpu().numpy().astype(float)
 
 
 def irreducibility_score(M: float, S: float) -> float:
@@ -171,7 +171,7 @@ class SparseAutoencoder(torch.nn.Module):
         for name, v in (("d", d), ("n_latents", n_latents)):
             if not isinstance(v, (int, np.integer)) or v < 1: raise ValueError(f"parameter '{name}' must be an int >= 1; got {v!r}")
         super().__init__()
-        g = torch.Generator().manual_seed(int(seed))
+        g = torch.Generator(device=torch.get_default_device()).manual_seed(int(seed))
         W = torch.randn(n_latents, d, generator=g)
         W = W / W.norm(dim=1, keepdim=True)
         self.W_dec = torch.nn.Parameter(W.clone())
@@ -223,7 +223,7 @@ def train_sae(acts, n_latents: int = 256, l1: float = 1.0, steps: int = 2000, ba
     if X.ndim != 2 or len(X) < 2: raise ValueError(f"parameter 'acts' must have shape (N >= 2, d); got {tuple(X.shape)}")
     if not (isinstance(l1, (int, float)) and l1 >= 0): raise ValueError(f"parameter 'l1' must be a float >= 0; got {l1!r}")
     if not isinstance(steps, (int, np.integer)) or steps < 1: raise ValueError(f"parameter 'steps' must be an int >= 1; got {steps!r}")
-    g = torch.Generator().manual_seed(int(seed))
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(int(seed))
     if sae is None:
         sae = SparseAutoencoder(X.shape[1], n_latents, seed)
         with torch.no_grad(): sae.b_dec.copy_(X.median(dim=0).values)
@@ -424,7 +424,7 @@ def arithmetic_accuracy(model, problems: Sequence[tuple[int, int]], kind: str) -
     x = torch.as_tensor(np.array([s[:-2] for s in seqs]))
     ans = np.array([s[-2] for s in seqs])
     with torch.no_grad():
-        pred = model(x)[:, -1].argmax(-1).numpy()
+        pred = model(x)[:, -1].argmax(-1).cpu().numpy()
     return float(np.mean(pred == ans))
 
 # %% ../../nbs/papers/multidim_features.ipynb #8548b738
@@ -438,7 +438,7 @@ def collect_activations(model, ids: np.ndarray, layer: int, batch: int = 512):
     with torch.no_grad():
         for i in range(0, len(ids), batch):
             _, hid = model(torch.as_tensor(ids[i:i + batch]), return_hidden=True)
-            out.append(hid[layer].numpy())
+            out.append(hid[layer].cpu().numpy())
     H = np.concatenate(out)
     mask = ids != PAD
     rows, pos = np.nonzero(mask)
@@ -481,7 +481,7 @@ def start_token_means(model, layer: int, kind: str = "days", reps: int = 4, seed
     ids = np.array(seqs)
     with torch.no_grad():
         _, hid = model(torch.as_tensor(ids), return_hidden=True)
-    H = hid[layer].numpy()[np.arange(len(ids)), pos]
+    H = hid[layer].cpu().numpy()[np.arange(len(ids)), pos]
     return H, np.array(lab)
 
 
@@ -572,9 +572,9 @@ def sae_pipeline(acts, tokens, n_latents: int = 256, l1: float = 1.0, sae_steps:
     X, mu, sc = normalise_activations(np.asarray(acts, dtype=np.float32))
     sae, log = train_sae(X, n_latents, l1, sae_steps, batch_size=sae_batch, seed=seed, show_progress=show_progress)
     with torch.no_grad():
-        F = sae.encode(torch.as_tensor(X.astype(np.float32))).numpy()
+        F = sae.encode(torch.as_tensor(X.astype(np.float32))).cpu().numpy()
     alive = np.flatnonzero((F > 0).any(0))
-    W = sae.W_dec.detach().numpy()
+    W = sae.W_dec.detach().cpu().numpy()
     k = min(n_clusters, max(2, len(alive) - 1))
     cl = [alive[c] for c in cluster_decoder(W[alive], method, k, seed=seed)]
     ranked = score_clusters(F, W, cl, tokens, threshold, n_pairs, mixture_steps=mixture_steps, seed=seed, vocab=vocab,
@@ -652,7 +652,7 @@ def run_from_layer(model, layer: int, hidden_layer, pos, replacement):
         for blk in model.blocks[layer:]:
             x = blk(x)
         logits = model.lm_head(model.ln_f(x))
-    return logits[torch.arange(n), torch.as_tensor(pos)].numpy()
+    return logits[torch.arange(n), torch.as_tensor(pos)].cpu().numpy()
 
 # %% ../../nbs/papers/multidim_features.ipynb #634463f6
 INTERVENTIONS = ("circle", "random_plane", "full_patch", "average_ablate", "zero_circle")
@@ -666,7 +666,7 @@ def intervention_experiment(model, layer: int, kind: str = "days", seed: int = 0
     ids, last, pos = list_prompts(kind, 4)
     with torch.no_grad():
         logits0, hid = model(torch.as_tensor(ids), return_hidden=True)
-    Hfull = hid[layer].numpy()
+    Hfull = hid[layer].cpu().numpy()
     H = Hfull[np.arange(len(ids)), pos]
     probe = fit_circle_probe(H, last, p, layer)
     rng = np.random.default_rng([seed, 41])
@@ -674,7 +674,7 @@ def intervention_experiment(model, layer: int, kind: str = "days", seed: int = 0
     sel = pos == 1                                           # single-item prompts: the answer depends on b only
     Hs, b1, pos1 = Hfull[sel], last[sel], pos[sel]
     H1 = H[sel]
-    base_pred = logits0.numpy()[sel, 1].argmax(-1)
+    base_pred = logits0.cpu().numpy()[sel, 1].argmax(-1)
     res = {m: [] for m in INTERVENTIONS}; prob = {m: [] for m in INTERVENTIONS}; ld = {m: [] for m in INTERVENTIONS}
     for k in range(1, p):
         t = (b1 + k) % p
@@ -704,7 +704,7 @@ def next_token_distribution(model, probe: CircleProbe, theta: float, kind: str =
     ids = np.full((1, SEQ_LEN), PAD); ids[0, :2] = [BOS, ids_of[0]]
     with torch.no_grad():
         _, hid = model(torch.as_tensor(ids), return_hidden=True)
-    lg = run_from_layer(model, probe.layer, hid[probe.layer].numpy(), [1], intervene(probe, 1, theta))[0]
+    lg = run_from_layer(model, probe.layer, hid[probe.layer].cpu().numpy(), [1], intervene(probe, 1, theta))[0]
     pr = np.exp(lg - lg.max()); pr /= pr.sum()
     return pr[ids_of]
 
@@ -742,8 +742,8 @@ def collect_hf_activations(model, tokenizer, texts: Sequence[str], layer: int, b
         enc = tokenizer(list(texts[i:i + batch_size]), return_tensors="pt", padding=True)
         with torch.no_grad():
             out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], output_hidden_states=True)
-        H = out.hidden_states[layer].float().numpy()
-        ids = enc["input_ids"].numpy(); m = enc["attention_mask"].numpy().astype(bool)
+        H = out.hidden_states[layer].float().cpu().numpy()
+        ids = enc["input_ids"].cpu().numpy(); m = enc["attention_mask"].cpu().numpy().astype(bool)
         for r in range(len(ids)):
             for t in np.flatnonzero(m[r]):
                 if keep_ids is not None and int(ids[r, t]) not in keep_ids: continue
@@ -789,13 +789,14 @@ PARAMS = [
     Param("extra_saes", "bool", "also train seed 0's SAE at the other layer and with 3x L1 (for the viewer)"),
     Param("n_controls", "int", "random-calendar control models (for the first seeds)", 1, 5),
     Param("pipeline_seeds", "int", "trained seeds (the first ones) that get the SAE discovery pipeline", 1, 5),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 
 SCALES = {
-    "smoke": dict(n_seeds=3, lm_steps=500, d_model=32, weight_decay=1.0, layer=1, n_latents=256, l1=1.0, sae_steps=600,
+    "smoke": dict(device="cpu", n_seeds=3, lm_steps=500, d_model=32, weight_decay=1.0, layer=1, n_latents=256, l1=1.0, sae_steps=600,
                   n_clusters=20, n_pairs=1, mixture_steps=300, n_sequences=1200, extra_saes=False, n_controls=1,
                   pipeline_seeds=1),
-    "full": dict(n_seeds=3, lm_steps=2000, d_model=64, weight_decay=1.0, layer=1, n_latents=256, l1=1.0, sae_steps=3000,
+    "full": dict(device="cpu", n_seeds=3, lm_steps=2000, d_model=64, weight_decay=1.0, layer=1, n_latents=256, l1=1.0, sae_steps=3000,
                  n_clusters=40, n_pairs=2, mixture_steps=1000, n_sequences=3000, extra_saes=True, n_controls=3,
                  pipeline_seeds=3),
 }

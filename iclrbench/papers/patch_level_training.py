@@ -103,13 +103,13 @@ def make_data(regime: str, source: BigramSource, seed: int, corpus_tokens: int =
     'repeated': random windows of one fixed sample of `corpus_tokens` tokens."""
     rng = np.random.default_rng([seed, 7])
     if regime == "fresh":
-        return lambda B, L: torch.from_numpy(source.sample(B, L, rng))
+        return lambda B, L: torch.as_tensor(source.sample(B, L, rng))
     if regime != "repeated": raise ValueError(f"parameter 'regime' must be 'fresh' or 'repeated'; got {regime!r}")
     corpus = source.sample(max(1, corpus_tokens // 256), 256, np.random.default_rng([seed, 8])).reshape(-1)
 
     def windows(B, L):
         st = rng.integers(0, len(corpus) - L, B)
-        return torch.from_numpy(np.stack([corpus[s:s + L] for s in st]))
+        return torch.as_tensor(np.stack([corpus[s:s + L] for s in st]))
     return windows
 
 # %% ../../nbs/papers/patch_level_training.ipynb #792b281d
@@ -174,8 +174,9 @@ PARAMS = [
     Param("lr", "float", "peak AdamW learning rate (each stage)", low=1e-4, high=0.03),
     Param("contrast_seeds", "int", "seeds of the repeated-data contrast (corpus of N/4 tokens)", low=0, high=10),
     Param("transfer_control", "bool", "also run (d): token-level from scratch on the stage-2 data only"),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
-_BASE = dict(K=4, lam=2 / 3, lr=3e-3)
+_BASE = dict(device="cpu", K=4, lam=2 / 3, lr=3e-3)
 SCALES = {
     "smoke": dict(_BASE, n_seeds=3, token_steps=200, d_model=32, contrast_seeds=1, transfer_control=False),
     "full": dict(_BASE, n_seeds=3, token_steps=1200, d_model=64, contrast_seeds=3, transfer_control=True),
@@ -230,7 +231,7 @@ def setup(p: dict, ctx) -> dict[str, Any]:
 def train_regime(regime: str, runs: Sequence[str], p: dict, seed: int, ctx) -> dict[str, dict]:
     "Runs `runs` (a, b, c, d) of one seed on `regime` data ('fresh' or 'repeated'), each from a fresh model; keeps their curves."
     src, cfg, plan, N = ctx.shared["src"], ctx.shared["cfg"], ctx.shared["plan"], p["token_steps"]
-    eval_x = torch.from_numpy(src.sample(64, cfg.max_len + 1, np.random.default_rng([seed, 99])))
+    eval_x = torch.as_tensor(src.sample(64, cfg.max_len + 1, np.random.default_rng([seed, 99])))
     outs = {}
     for r in runs:
         data = make_data(regime, src, seed, corpus_tokens=N * 16 * 32 // 4)

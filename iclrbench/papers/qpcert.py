@@ -434,7 +434,7 @@ def empirical_gcn_ntk(graph: GraphData, width: int, seed: int = 0, device: str |
     ($\\hat A$ = PyG's symmetric normalisation). Converges to `ntk_matrix(X, A, 'GCN', normalization='sym')` as width → ∞."""
     if width < 1: raise ValueError(f"parameter 'width' must be an int >= 1; got {width!r}")
     dev = get_device(device or "cpu")
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
     X = torch.as_tensor(graph.x, dtype=torch.float64, device=dev)
     ei = torch.as_tensor(graph.edge_index, device=dev)
     c1 = GCNConv(X.shape[1], width, bias=False).double().to(dev)
@@ -489,13 +489,14 @@ PARAMS = [
     Param("delta_grid", "bool", "also report the certified ratio on the paper's δ grid (b = ⌊δm⌋)"),
     Param("collective", "bool", "solve the collective certificate (GCN, SGC; first seed) on the δ grid"),
     Param("ntk_check", "bool", "compare the NTK with the empirical NTK of wide PyG GCNs on KarateClub"),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 
 SCALES = {
-    "smoke": dict(n_seeds=3, n_nodes=100, n_labeled=12, n_test=20, C=0.1, depth=1, b_max=4, architectures="GCN+SGC",
+    "smoke": dict(device="cpu", n_seeds=3, n_nodes=100, n_labeled=12, n_test=20, C=0.1, depth=1, b_max=4, architectures="GCN+SGC",
                   csbm_K=1.5, degree_in=3.16, degree_out=0.74, brute_force_b=2, time_limit=30.0, delta_grid=False,
                   collective=False, ntk_check=True),
-    "full": dict(n_seeds=1, n_nodes=200, n_labeled=40, n_test=40, C=0.1, depth=1, b_max=40, architectures="all",
+    "full": dict(device="cpu", n_seeds=1, n_nodes=200, n_labeled=40, n_test=40, C=0.1, depth=1, b_max=40, architectures="all",
                  csbm_K=1.5, degree_in=3.16, degree_out=0.74, brute_force_b=1, time_limit=3.0, delta_grid=True,
                  collective=True, ntk_check=True),
 }

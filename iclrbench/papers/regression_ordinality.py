@@ -165,13 +165,13 @@ def train_regressor(data, cfg: RegConfig, seed: int, snapshot_every: int = 0, sn
         xtr, xva, xte_t = (xtr - mu) / sd, (xva - mu) / sd, (xte_t - mu) / sd
     model = make_regressor(seed, heads=cfg.heads)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    gen = torch.Generator().manual_seed(seed + 12345)
+    gen = torch.Generator(device=torch.get_default_device()).manual_seed(seed + 12345)
     best, best_state, snaps = float("inf"), None, []
     def snapshot(ep):
         with torch.no_grad():
             z, _ = model(xte_t)
-            pred = model.predict(xte_t)[:, 0].numpy()
-        zn = z.numpy()
+            pred = model.predict(xte_t)[:, 0].cpu().numpy()
+        zn = z.cpu().numpy()
         snaps.append({"epoch": ep, "z": zn[:snap_n], "spread": conditional_spread(zn, yte), "mse": float(np.mean((pred - yte) ** 2))})
     if snapshot_every: snapshot(0)
     for ep in range(1, cfg.epochs + 1):
@@ -187,8 +187,8 @@ def train_regressor(data, cfg: RegConfig, seed: int, snapshot_every: int = 0, sn
     model.load_state_dict(best_state)
     with torch.no_grad():
         z, _ = model(xte_t)
-        pred = model.predict(xte_t)[:, 0].numpy()
-    zn = z.numpy()
+        pred = model.predict(xte_t)[:, 0].cpu().numpy()
+    zn = z.cpu().numpy()
     met = {"test_mse": float(np.mean((pred - yte) ** 2)), "val_mse": best, "spread": conditional_spread(zn, yte),
            "h_zy": gaussian_conditional_entropy(zn, yte)}
     return model, met, snaps
@@ -220,9 +220,10 @@ PARAMS = [
     Param("lr_grid", "str", "AdamW learning rates tried for every run (crossed with `wd_grid`, selected on validation)",
           choices=("0.001", "0.001,0.003")),
     Param("standardise", "bool", "standardise the inputs with the training split's mean and std"),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 
-_BASE = dict(heads=8, lam=1.0, reg=0.1, sample_size=100, sinkhorn_iter=50, standardise=True)
+_BASE = dict(device="cpu", heads=8, lam=1.0, reg=0.1, sample_size=100, sinkhorn_iter=50, standardise=True)
 SCALES = {
     "smoke": dict(_BASE, n_seeds=3, epochs=1000, oe_baseline=False, sweep=False, wd_grid="0.01,1", lr_grid="0.001"),
     "full": dict(_BASE, n_seeds=5, epochs=2000, oe_baseline=True, sweep=True, wd_grid="0.01,0.1,1", lr_grid="0.001,0.003"),

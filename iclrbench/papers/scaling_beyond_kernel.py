@@ -205,7 +205,7 @@ class CircleMLP(nn.Module):
     def __init__(self, width: int = 256, seed: int = 0, dtype: torch.dtype = torch.float32):
         super().__init__()
         if not (isinstance(width, int) and width >= 1): raise ValueError(f"parameter 'width' must be an int >= 1; got {width!r}")
-        g = torch.Generator().manual_seed(int(seed))
+        g = torch.Generator(device=torch.get_default_device()).manual_seed(int(seed))
         r = lambda *s: nn.Parameter(torch.randn(*s, generator=g, dtype=dtype))
         self.width = width
         self.W1, self.b1 = r(width, 2), r(width)
@@ -281,7 +281,7 @@ def ntk_spectrum_on_circle(model: nn.Module, grid: int = 256, k_range: tuple[int
     if not (isinstance(grid, int) and grid >= 8): raise ValueError(f"parameter 'grid' must be an int >= 8; got {grid!r}")
     p = next(model.parameters())
     theta = torch.arange(grid, dtype=p.dtype, device=p.device) * (2 * math.pi / grid)
-    K = empirical_ntk(model, circle_inputs(theta)).detach().cpu().double().numpy()
+    K = empirical_ntk(model, circle_inputs(theta)).detach().cpu().double().cpu().numpy()
     row = circulant_projection(K)
     circ = row[(np.arange(grid)[None, :] - np.arange(grid)[:, None]) % grid]
     lam = np.real(np.fft.fft(row))[: grid // 2 + 1] / grid
@@ -316,7 +316,7 @@ def train_centred(model_fn: Callable[[int], nn.Module], target: Callable[[torch.
     model = model_fn(seed).to(device)
     model0 = copy.deepcopy(model).requires_grad_(False)
     lr = eta0 * gamma ** 2 * lr_scale
-    gen = torch.Generator().manual_seed(int(seed) + 1)
+    gen = torch.Generator(device=torch.get_default_device()).manual_seed(int(seed) + 1)
     eval_x, eval_y = eval_x.to(device), eval_y.to(device)
     rec = set(record_steps(steps, points).tolist())
     f = lambda x: (model(x) - model0(x)) / gamma

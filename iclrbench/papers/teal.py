@@ -116,7 +116,7 @@ def calibrate(model, batches, projections=None, max_samples: int = 400_000, seed
                 model(**b) if isinstance(b, dict) else model(b)
     finally:
         for h in hooks: h.remove()
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
 
     def sub(xs):
         x = torch.cat(xs)
@@ -153,7 +153,7 @@ class ActivationSparsifier:
         self.cats = dict(cats or {})
         for n in list(self.rules) + list(self.cats):
             if n not in self.by_name: raise ValueError(f"parameter 'rules' names an unknown projection {n!r}")
-        self.generator = torch.Generator().manual_seed(seed)
+        self.generator = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
         self.zeros: dict = {}
         self.totals: dict = {}
         self._handles: list = []
@@ -363,7 +363,7 @@ def sparse_gemv(W_T, x, threshold: float | None = None, active=None, kernel: str
         raise ValueError("kernel='numba' needs numba and contiguous float32 CPU tensors without gradients; use 'auto'")
     if kernel != "embedding_bag" and compiled_ok:
         out = torch.empty(W_T.shape[1], dtype=W_T.dtype)
-        _gemv_active_rows(W_T.numpy(), x.contiguous().numpy(), active.to(torch.int64).numpy(), out.numpy())
+        _gemv_active_rows(W_T.cpu().numpy(), x.contiguous().cpu().numpy(), active.to(torch.int64).cpu().numpy(), out.cpu().numpy())
         return out
     active = active.to(torch.int32)
     if active.numel() == 0: return torch.zeros(W_T.shape[1], dtype=W_T.dtype, device=W_T.device)
@@ -374,7 +374,7 @@ def sparse_gemv(W_T, x, threshold: float | None = None, active=None, kernel: str
 def decode_weights(hidden: int = 2048, intermediate: int = 5632, kv_dim: int = 256, n_blocks: int = 2, seed: int = 0) -> list[dict]:
     """Randomly initialised input-major weights of `n_blocks` Llama blocks (TinyLlama shape by default:
     hidden 2048, intermediate 5632, GQA k/v 256), fused as TEAL does: qkv (h, h+2kv), o (h, h), gate|up (h, 2i), down (i, h)."""
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
     s = 0.02
     return [{"qkv": torch.randn(hidden, hidden + 2 * kv_dim, generator=g) * s, "o": torch.randn(hidden, hidden, generator=g) * s,
              "gate_up": torch.randn(hidden, 2 * intermediate, generator=g) * s, "down": torch.randn(intermediate, hidden, generator=g) * s}
@@ -401,7 +401,7 @@ def gemv_speed_benchmark(ps: Sequence[float] = (0.0, 0.25, 0.4, 0.5, 0.65), thre
     the exact p-quantiles of |x| of each input. Dense and sparse steps alternate; medians of `steps` timed steps
     after `warmup`. Returns rows {p, threads, dense_ms, sparse_ms, speedup, ideal}."""
     blocks = decode_weights(hidden, intermediate, kv_dim, n_blocks, seed)
-    g = torch.Generator().manual_seed(seed + 1)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed + 1)
     lap = torch.distributions.Laplace(0.0, 1.0)
     rows = []
     old = torch.get_num_threads()
@@ -451,14 +451,14 @@ def train_tiny_llama(seed: int, data: tuple, n_layer: int = 2, d_model: int = 12
     torch.manual_seed(seed)
     model = TinyLM(LMConfig(vocab_size=tok.vocab_size, arch="llama", n_layer=n_layer, n_head=4, d_model=d_model, d_ff=d_ff,
                             max_len=context))
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
     log = train_lm(model, lambda s: random_windows(tr, context, batch, g), steps, lr=lr, progress_bar=progress, desc=f"train seed {seed}")
     return model.eval(), log
 
 # %% ../../nbs/papers/teal.ipynb #196bbcc7
 def eval_chunks(ids, n: int, context: int, seed: int = 0):
     "n non-overlapping chunks of `context`+1 tokens at random offsets of `ids` → (x, y)."
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
     n_win = (len(ids) - 1) // (context + 1)
     pick = torch.randperm(n_win, generator=g)[:n] * (context + 1)
     seq = torch.stack([ids[s:s + context + 1] for s in pick.tolist()])
@@ -586,8 +586,9 @@ PARAMS = [
     Param("speed_blocks", "int", "TinyLlama-shaped blocks in the GEMV speed benchmark (0 = skip)", low=0, high=8),
     Param("speed_steps", "int", "timed decode steps per configuration (median taken)", low=5, high=500),
     Param("speed_threads", "str", "thread counts of the benchmark", choices=("1", "1,2")),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
-_BASE = dict(lr=3e-3, base_step=0.05, speed_steps=30)
+_BASE = dict(device="cpu", lr=3e-3, base_step=0.05, speed_steps=30)
 SCALES = {
     "smoke": dict(_BASE, n_seeds=3, n_layer=2, d_model=64, steps=100, batch=8, n_eval=32, greedy=False, speed_blocks=0,
                   speed_threads="1"),
@@ -681,7 +682,7 @@ CLAIMS = [
 # %% ../../nbs/papers/teal.ipynb #7fdad0eb
 def _kernel_error(blocks_shapes=((512, 640), (1376, 512)), ps=P_GRID, seed: int = 0) -> float:
     "Largest |sparse_gemv − masked dense| over a few matrices and sparsities."
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
     err = 0.0
     for (n_in, n_out) in blocks_shapes:
         W = torch.randn(n_in, n_out, generator=g) * 0.02

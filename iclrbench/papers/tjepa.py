@@ -630,7 +630,7 @@ def mask_example(pt: Pretrained, x: np.ndarray, seed: int, device) -> dict:
         _, pred, tgt = tjepa_loss(pt.context_encoder, pt.target, pt.predictor, xt, None, cpos.to(device), tpos.to(device), True)
     err = ((pred - tgt) ** 2).mean(-1)[:, 0].cpu().numpy()           # (P, n_tgt)
     off = 0 if cfg.reg_mode == "released_code" else cfg.n_reg
-    return {"context": (cpos[0].numpy() - off).tolist(), "targets": (tpos[:, 0].numpy() - off).tolist(), "error": err.tolist(),
+    return {"context": (cpos[0].cpu().numpy() - off).tolist(), "targets": (tpos[:, 0].cpu().numpy() - off).tolist(), "error": err.tolist(),
             "reg_mode": cfg.reg_mode, "n_reg": cfg.n_reg}
 
 

@@ -176,7 +176,7 @@ def frozen_attention_features(W, Z: np.ndarray) -> np.ndarray:
     with torch.no_grad():
         Zt = _t32(Z)
         S = attention_scores(Zt, _t32(W))
-        return (Zt * S.sum(dim=2, keepdim=True)).sum(dim=1).double().numpy()
+        return (Zt * S.sum(dim=2, keepdim=True)).sum(dim=1).double().cpu().numpy()
 
 
 def fit_value_gd(phi: np.ndarray, y: np.ndarray, steps: int, lr: float) -> np.ndarray:
@@ -264,12 +264,13 @@ PARAMS = [
     Param("reps", "int", "downstream repetitions per n", 1, 20),
     Param("downstream_steps", "int", "GD steps for the downstream transformers", 10, 2000),
     Param("digits", "bool", "also run the sklearn-digits variant (real images as groups)"),
+    Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 
 SCALES = {
-    "smoke": dict(n_seeds=3, d=8, D=8, j_star=3, sigma_x=1.0, n_pretrain=4000, steps=1000, lr=1.0, downstream_ns="8,32",
+    "smoke": dict(device="cpu", n_seeds=3, d=8, D=8, j_star=3, sigma_x=1.0, n_pretrain=4000, steps=1000, lr=1.0, downstream_ns="8,32",
                   reps=3, downstream_steps=300, digits=False),
-    "full": dict(n_seeds=3, d=8, D=8, j_star=3, sigma_x=1.0, n_pretrain=8000, steps=3000, lr=1.0,
+    "full": dict(device="cpu", n_seeds=3, d=8, D=8, j_star=3, sigma_x=1.0, n_pretrain=8000, steps=3000, lr=1.0,
                  downstream_ns="8,16,32,64,128", reps=10, downstream_steps=300, digits=True),
 }
 
@@ -357,7 +358,7 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
     first = seed == ctx.seed                   # attention snapshots and W are kept for the first seed only
     ctx.keep("traces", dict(steps=tr.steps, loss=tr.loss, test_acc=tr.test_acc, attn_jstar=tr.attn_jstar, attn_groups=tr.attn_groups,
                             cos_v1=tr.cos_v1, v2_ratio=tr.v2_ratio, attn_snapshots=tr.attn_snapshots if first else []))
-    W = model.W.detach().numpy().copy()
+    W = model.W.detach().cpu().numpy().copy()
     ctx.keep("W", W.tolist() if first else None)
     downstream = {}
     with ctx.time("downstream"):
