@@ -229,6 +229,61 @@ OPENED_JS = """(p) => { const w = window.jupyterapp.shell.currentWidget;
   return s && s.kernel && s.kernel.connectionStatus === 'connected' ? 'kernel:' + s.kernel.name : null; }"""
 
 
+LAYOUT_NOTEBOOK = {"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": [
+    "import ipywidgets as widgets, plotly.graph_objects as go\n",
+    "from iclrbench.views.explorer import Explorer, style\n",
+    "class Demo(Explorer):\n",
+    "    def __init__(self):\n",
+    "        controls = {f'k{i}': widgets.IntSlider(value=1, min=0, max=5, description=f'knob {i}') for i in range(7)}\n",
+    "        super().__init__(controls, ['a', 'b', 'c', 'd'], title='layout check')\n",
+    "        self.refresh()\n",
+    "    def refresh(self, changed=None):\n",
+    "        for n in self.figures:\n",
+    "            self.draw(n, style(go.Figure(go.Scatter(x=[0, 1, 2], y=[1, self.state['k0'], 2], name='a trace')), n, 'x', 'y'))\n",
+    "Demo()"]}],
+    "metadata": {"kernelspec": {"display_name": "python3", "language": "python", "name": "python3"}},
+    "nbformat": 4, "nbformat_minor": 5}
+
+FITS_JS = """() => { const out = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output');
+  const r = out.getBoundingClientRect();
+  const figs = Array.from(out.querySelectorAll('.js-plotly-plot')).map(e => e.getBoundingClientRect());
+  return {out: [r.left, r.right], scroll: out.scrollWidth - out.clientWidth,
+          figs: figs.map(f => [f.left, f.right, f.width]), window: window.innerWidth}; }"""
+
+
+@pytest.mark.parametrize("width", [1280, 900])
+def test_explorer_fits_a_laptop_width(browser, jupyter_lab, width):
+    """At 1,280 px with the file browser open (and at 900 px), an explorer's figures stay inside the output area: a row
+    that does not fit wraps instead of being cut off, and no figure needs a horizontal scroll to be seen."""
+    base, root = jupyter_lab
+    (root / "layout_check.ipynb").write_text(json.dumps(LAYOUT_NOTEBOOK))
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    w = Watched(ctx.new_page())
+    try:
+        _open_lab(w, base, "layout_check.ipynb", workspace=f"layout-{width}")
+        pg = w.page
+        pg.wait_for_function(OPENED_JS, arg="layout_check.ipynb", timeout=180_000)
+        pg.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")      # the left panel open, as a user has it
+        pg.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        pg.wait_for_function("() => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .js-plotly-plot .main-svg').length >= 4",
+                             timeout=180_000)
+        pg.wait_for_timeout(1500)
+        m = pg.evaluate(FITS_JS)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(ARTIFACTS / f"explorer-layout-{width}.png"))
+        left, right = m["out"]
+        assert len(m["figs"]) == 4 and m["scroll"] <= 2, m
+        for f_left, f_right, f_width in m["figs"]:
+            assert f_left >= left - 1 and f_right <= right + 1 and f_width >= 250, m
+    except BaseException:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(Exception): w.page.screenshot(path=str(ARTIFACTS / f"explorer-layout-{width}-failed.png"))
+        raise
+    finally:
+        ctx.close()
+        _shutdown_sessions(base)
+
+
 def test_no_notebook_asks_for_a_kernel(browser, jupyter_lab):
     """Every notebook under nbs/ opens in JupyterLab with its kernel started, no kernel-selection dialog.
 

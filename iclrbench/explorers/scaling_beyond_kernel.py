@@ -276,10 +276,10 @@ class ScalingExplorer(Explorer):
         c, f = self.controls, self.figures
         theory = ["alpha", "beta", "gamma", "N", "M", "steps", "window", "run_sweep", "run_frontier"]
         mlp = ["q", "gamma0", "mlp_width", "eta0", "mlp_steps", "run_mlp"]
-        row = lambda names: widgets.HBox([c[n] for n in names])
+        row, figs = self.controls_row, self.figures_row      # rows that wrap at narrow widths
         tab1 = widgets.VBox([row(theory[:4]), row(theory[4:7]), row(theory[7:]), self.badge,
-                             widgets.HBox([f["loss"], f["slope"]]), widgets.HBox([f["exponents"], f["frontier"]])])
-        tab2 = widgets.VBox([row(mlp[:3]), row(mlp[3:]), widgets.HBox([f["target"], f["ntk"]]), f["mlp_loss"]])
+                             figs(["loss", "slope"]), figs(["exponents", "frontier"])])
+        tab2 = widgets.VBox([row(mlp[:3]), row(mlp[3:]), figs(["target", "ntk"]), figs(["mlp_loss"])])
         tabs = widgets.Tab(children=[tab1, tab2])
         for i, t in enumerate(("Solvable model", "MLP on the circle")): tabs.set_title(i, t)
         self.children = [self.children[0], self.status, tabs]

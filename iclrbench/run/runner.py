@@ -227,6 +227,9 @@ def run_paper(slug: str, params: Mapping[str, Any] | None = None, *, scale: str 
                             # a safety net against a hung cell, not the budget itself (reported, see `over_budget`):
                             # generous, so that a busy machine makes a run slow, never failed
                             execution_timeout=int(max(600, 4 * rec.budget_s)),
+                            # on a loaded machine a cell's output can trail its reply by more than nbclient's 4 s
+                            # default (a full run failed so); and a kernel can take more than a minute to start
+                            iopub_timeout=120, start_timeout=300,
                             kernel_manager_class=_kernel_manager_class(kernel_dir, run_dir / "kernel.log"))
         rec.status = "ok"
     except KeyboardInterrupt:

@@ -108,13 +108,32 @@ class Explorer(widgets.VBox):
                 c.on_click(lambda _b, n=name: self._press(n))
             elif hasattr(c, "value"):
                 c.observe(lambda ch, n=name: self._changed(n), names="value")
-        # layout: title, a grid of controls, status line, figures (two per row unless told otherwise)
+        # layout: title, a grid of controls, status line, figures (two per row unless told otherwise). Rows wrap:
+        # where the output area is narrower than two figures (a laptop with the file browser open), the second
+        # figure moves under the first instead of being cut off, and each figure is sized to its cell.
+        # `columns` is kept for compatibility: controls now flow in one wrapping row, as many per line as fit.
         ctrl = list(self.controls.values())
-        rows = [widgets.HBox(ctrl[i:i + columns]) for i in range(0, len(ctrl), columns)]
+        wrap = lambda: widgets.Layout(display="flex", flex_flow="row wrap", width="100%", align_items="flex-start")
+        rows = [widgets.Box(ctrl, layout=wrap())] if ctrl else []
         fig_rows = figure_rows or [names[i:i + 2] for i in range(0, len(names), 2)]
-        figs = [widgets.HBox([self.figures[n] for n in row]) for row in fig_rows]
+        # a column flex cell stretches the figure to the cell's width, and plotly autosizes to it
+        self.figure_cells = {n: widgets.Box([self.figures[n]], layout=widgets.Layout(
+            display="flex", flex_flow="column", align_items="stretch", flex="1 1 420px", min_width="300px",
+            max_width="100%", overflow="hidden")) for n in names}
+        figs = [self.figures_row(row) for row in fig_rows]
         head = [widgets.HTML(f"<h3>{_html.escape(title)}</h3>")] if title else []
         super().__init__(children=[*head, *rows, self.status, *figs])
+
+    # -- layout helpers for explorers that arrange their own tabs or groups ------------------------------
+    def controls_row(self, names: Sequence[str]) -> widgets.Box:
+        "The named controls in one row that wraps when the output area is narrow."
+        return widgets.Box([self.controls[n] for n in names], layout=widgets.Layout(
+            display="flex", flex_flow="row wrap", width="100%", align_items="flex-start"))
+
+    def figures_row(self, names: Sequence[str]) -> widgets.Box:
+        "The named figures side by side, each sized to its share of the width, wrapping one under the other when narrow."
+        return widgets.Box([self.figure_cells[n] for n in names], layout=widgets.Layout(
+            display="flex", flex_flow="row wrap", width="100%", align_items="flex-start"))
 
     # -- state ---------------------------------------------------------------------------------------
     @property
