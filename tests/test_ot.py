@@ -47,6 +47,22 @@ def test_sinkhorn_matches_pot(eps):
     assert np.abs(out2.plan.numpy() - P_pot).max() <= 1e-3 * P_pot.max()
 
 
+@pytest.mark.parametrize("eps,scale", [(1e-3, 1.0), (5e-3, 5.0)])
+def test_sinkhorn_survives_underflowing_kernels(eps, scale):
+    "At ε ≪ cost the zero-potential kernel underflows (exp(−C/ε) = 0): the solver re-centres (and if need be falls back to"
+    "the log domain) and still matches POT's log-domain Sinkhorn; fixed iteration counts (tol = 0) give the same plan."
+    x, y = _clouds()
+    M = ot.dist(x, y); M = scale * M / M.max()
+    assert np.exp(-M.max() / eps) == 0.0                           # the plain kernel really underflows here
+    a, b = ot.unif(len(x)), ot.unif(len(y))
+    P_pot = ot.sinkhorn(a, b, M, eps, method="sinkhorn_log", numItermax=20000, stopThr=1e-12)
+    out = sinkhorn(torch.tensor(M), eps=eps, n_iter=20000, tol=1e-12)
+    assert np.isfinite(out.plan.numpy()).all() and out.err < 1e-10
+    assert np.abs(out.plan.numpy() - P_pot).max() <= 1e-3 * P_pot.max()
+    fixed = sinkhorn(torch.tensor(M), eps=eps, n_iter=out.n_iter + 50, tol=0.0)
+    assert fixed.n_iter == out.n_iter + 50 and np.abs(fixed.plan.numpy() - P_pot).max() <= 1e-3 * P_pot.max()
+
+
 def test_sinkhorn_regularised_value_matches_pot_objective():
     x, y = _clouds()
     M = ot.dist(x, y); M /= M.max()

@@ -1,4 +1,4 @@
-"""Log-domain entropic Sinkhorn (balanced, with ε annealing), entropic Gromov-Wasserstein, transport plans and
+"""Stabilised entropic Sinkhorn (balanced, with ε annealing), entropic Gromov-Wasserstein, transport plans and
 costs, Sinkhorn divergences and barycentric maps — in PyTorch, written once and checked against POT.
 
 Docs: https://iclrbench.github.io/iclrbench/blocks/ot.html.md"""
@@ -16,7 +16,7 @@ import torch
 
 # %% auto #0
 __all__ = ['pairwise_cost', 'SinkhornOutput', 'sinkhorn', 'sinkhorn_divergence', 'barycentric_map', 'GWOutput', 'gw_linear_cost',
-           'gw_cost', 'entropic_gw']
+           'gw_cost', 'entropic_gw', 'speed_table']
 
 # %% ../../nbs/blocks/03_ot.ipynb #8045eabe
 def pairwise_cost(x: torch.Tensor, y: torch.Tensor | None = None, kind: str = "sqeuclidean", eps: float = 1e-12) -> torch.Tensor:
@@ -67,53 +67,86 @@ def _check_eps(eps: float, name: str = "eps") -> float:
     return float(eps)
 
 
-def _sinkhorn_loop(C, log_a, log_b, eps, f, g, n_iter, tol, block=20):
-    """Sinkhorn iterations from potentials (f, g); returns f, g, iterations done and the row-marginal L1 error.
+def _gibbs_kernel(C, f, g, eps):
+    "K = exp((f⊕g − C)/ε), the Gibbs kernel at potentials (f, g): fused in place when no gradient flows through it."
+    if torch.is_grad_enabled() and (C.requires_grad or f.requires_grad or g.requires_grad):
+        return torch.exp((f[:, None] + g[None, :] - C) / eps)
+    K = f[:, None] - C
+    return K.add_(g[None, :]).mul_(1.0 / eps).exp_()
 
-    Each block starts with one log-domain update (which re-centres the potentials), then runs `block − 1` cheap
-    scaling iterations u ← a/(Kv), v ← b/(Kᵀu) on the stabilised kernel K = exp((f⊕g−C)/ε)·abᵀ and absorbs
-    u, v back into the potentials (Schmitzer 2019's absorption). `block = 1` is pure log-domain Sinkhorn. A block
-    whose scalings overflow is redone in the log domain."""
+
+def _sinkhorn_loop(C, log_a, log_b, eps, f, g, n_iter, tol, block=10, tau=1e3):
+    """Sinkhorn iterations from potentials (f, g); returns f, g, iterations done, the row-marginal L1 error and the
+    plan P = exp((f⊕g−C)/ε)·abᵀ at the returned potentials.
+
+    Stabilised scaling (Schmitzer 2019, Alg. 2; POT's `sinkhorn_stabilized`): P = diag(u) K diag(v) with
+    K = exp((f⊕g−C)/ε), so the cheap iterations u ← a/(Kv), v ← b/(Kᵀu) — one matrix-vector product each way, as
+    POT's standard-domain Sinkhorn — keep u/a and v/b near 1 while the potentials are near the solution. They are
+    absorbed into the potentials (f += ε log(u/a), g += ε log(v/b), exact) only when u/a or v/b leaves [1/τ, τ]; then K
+    is rebuilt. Every `block` iterations (and after the first of a stretch) the scalings are checked and, when `tol`
+    > 0, the row-marginal error ‖u⊙(Kv) − a‖₁ is measured. A kernel whose rows underflow (zero potentials at a small ε)
+    is re-centred by one log-domain update; scalings that overflow all the same are undone and the rest runs in the
+    log domain, one log-sum-exp update per iteration."""
     it, err = 0, float("inf")
     a, b = log_a.exp(), log_b.exp()
     def lse_f(g): return -eps * torch.logsumexp((g[None, :] - C) / eps + log_b[None, :], dim=1)
     def lse_g(f): return -eps * torch.logsumexp((f[:, None] - C) / eps + log_a[:, None], dim=0)
+    def plan(f, g): return _gibbs_kernel(C, f, g, eps) * (a[:, None] * b[None, :])
+    log_domain, recentred, P = False, False, None
     while it < n_iter:
-        f = lse_f(g); g = lse_g(f); it += 1
-        k = min(block - 1, n_iter - it)
-        if k > 0:
-            K = torch.exp((f[:, None] + g[None, :] - C) / eps + log_a[:, None] + log_b[None, :])
-            v = torch.ones_like(g)
-            for _ in range(k):
-                u = a / (K @ v)
-                v = b / (K.T @ u)
-            if bool(torch.isfinite(u).all() & torch.isfinite(v).all() & (u > 0).all() & (v > 0).all()):
-                f, g = f + eps * torch.log(u), g + eps * torch.log(v)
-                if tol > 0:
-                    with torch.no_grad(): err = float((u * (K @ v) - a).abs().sum())
-            else:
-                for _ in range(k): f = lse_f(g); g = lse_g(f)
-                err = float("inf")
-            it += k
-        if tol > 0 and (k <= 0 or not math.isfinite(err)):
-            with torch.no_grad():   # g was just updated: columns are exact, check rows
-                rows = torch.exp((f[:, None] + g[None, :] - C) / eps + log_a[:, None] + log_b[None, :]).sum(1)
-                err = float((rows - a).abs().sum())
-        if tol > 0 and err < tol: break
-    return f, g, it, err
+        if log_domain:
+            f = lse_f(g); g = lse_g(f); it += 1; P = None
+            if tol > 0 and (it % block == 0 or it == n_iter):
+                P = plan(f, g)
+                with torch.no_grad(): err = float((P.sum(1) - a).abs().sum())
+                if err < tol: break
+            continue
+        K = _gibbs_kernel(C, f, g, eps)
+        u, v = a, b                          # the plan's scalings a⊙u, b⊙v (u = v = 1 at the potentials)
+        start, done, ok = it, False, True
+        while it < n_iter:
+            u = torch.div(a, K @ v)
+            v = torch.div(b, K.T @ u)
+            it += 1
+            if (it - start) % block and it - start > 1 and it < n_iter: continue
+            with torch.no_grad():                # one host sync per check: the ranges of u/a and v/b
+                lo_u, hi_u = torch.aminmax(u / a)
+                lo_v, hi_v = torch.aminmax(v / b)
+                lo_u, hi_u, lo_v, hi_v = torch.stack([lo_u, hi_u, lo_v, hi_v]).tolist()
+                ok = lo_u > 0 and lo_v > 0 and hi_u < math.inf and hi_v < math.inf      # NaN fails too
+                if not ok: break
+                if tol > 0 and ((it - start) % block == 0 or it == n_iter):
+                    err = float(torch.dist(u * (K @ v), a, p=1))
+                    if err < tol: done = True; break
+                if hi_u > tau or hi_v > tau or lo_u < 1 / tau or lo_v < 1 / tau: break
+        if not ok:
+            it = start
+            if not recentred and it < n_iter:      # underflowing kernel: re-centre once in the log domain, retry
+                f = lse_f(g); g = lse_g(f); it += 1; recentred = True
+            else:                                  # overflow all the same: the rest in the log domain
+                log_domain = True
+            continue
+        f, g = f + eps * torch.log(u / a), g + eps * torch.log(v / b)
+        P = (K.mul_(u[:, None]).mul_(v[None, :]) if not K.requires_grad
+             else K * u[:, None] * v[None, :])                    # the plan at the new potentials, without an exp
+        if done: break
+    if P is None: P = plan(f, g)
+    if tol > 0 and not math.isfinite(err):
+        with torch.no_grad(): err = float((P.sum(1) - a).abs().sum())
+    return f, g, it, err, P
 
 
 def sinkhorn(C: torch.Tensor, a: torch.Tensor | None = None, b: torch.Tensor | None = None, eps: float = 0.05,
              n_iter: int = 1000, tol: float = 1e-9, eps_start: float | None = None, anneal_factor: float = 0.5,
              anneal_iter: int = 10, init: tuple[torch.Tensor, torch.Tensor] | None = None,
-             grad: Literal["envelope", "unrolled"] = "envelope", block: int = 20) -> SinkhornOutput:
-    """Balanced entropic OT between weights `a`, `b` (uniform if None) for cost `C`, by log-domain Sinkhorn.
+             grad: Literal["envelope", "unrolled"] = "envelope", block: int = 10) -> SinkhornOutput:
+    """Balanced entropic OT between weights `a`, `b` (uniform if None) for cost `C`, by stabilised Sinkhorn.
 
     Solves min_P ⟨P,C⟩ + ε KL(P‖ab^T) over couplings. Stops when the row-marginal L1 error < `tol` or after `n_iter`
     iterations at the target ε. `eps_start` > ε turns on ε annealing: ε_k = max(ε, eps_start·anneal_factor^k),
     `anneal_iter` iterations per stage, warm-started. `init` = (f, g) warm-starts the potentials.
     `grad`: 'envelope' (∂value/∂C = P*, potentials without autograd) or 'unrolled' (autograd through the iterations).
-    `block`: log-domain update every `block` iterations, stabilised scaling iterations in between (1 = pure log domain)."""
+    `block`: how often (in iterations) the scalings and the marginal error are checked (`_sinkhorn_loop`)."""
     if C.dim() != 2: raise ValueError(f"parameter 'C' must be a 2-D cost matrix; got shape {tuple(C.shape)}")
     eps = _check_eps(eps)
     if grad not in ("envelope", "unrolled"): raise ValueError(f"parameter 'grad' must be 'envelope' or 'unrolled'; got {grad!r}")
@@ -133,18 +166,14 @@ def sinkhorn(C: torch.Tensor, a: torch.Tensor | None = None, b: torch.Tensor | N
         if eps_start is not None and eps_start > eps:
             e = _check_eps(eps_start, "eps_start")
             while e > eps:
-                f, g, _, _ = _sinkhorn_loop(Cw, log_a, log_b, e, f, g, int(anneal_iter), 0.0, int(block))
+                f, g, _, _, _ = _sinkhorn_loop(Cw, log_a, log_b, e, f, g, int(anneal_iter), 0.0, int(block))
                 e *= anneal_factor
-        f, g, it, err = _sinkhorn_loop(Cw, log_a, log_b, eps, f, g, int(n_iter), tol, int(block))
-        logP = (f[:, None] + g[None, :] - Cw) / eps + log_a[:, None] + log_b[None, :]
-        P = logP.exp()
+        f, g, it, err, P = _sinkhorn_loop(Cw, log_a, log_b, eps, f, g, int(n_iter), tol, int(block))
         value = (f * a).sum() + (g * b).sum() - eps * (P.sum() - 1)
+    cost = P.reshape(-1) @ C.reshape(-1)                      # ⟨P, C⟩
     if grad == "envelope":
         P = P.detach()
-        value = value.detach() + (P * (C - C.detach())).sum()
-        cost = (P * C).sum()
-    else:
-        cost = (P * C).sum()
+        if C.requires_grad: value = value.detach() + (P * (C - C.detach())).sum()   # ∂value/∂C = P* (envelope)
     return SinkhornOutput(plan=P, cost=cost, value=value, f=f, g=g, n_iter=it, err=err)
 
 
@@ -193,7 +222,7 @@ def entropic_gw(C1: torch.Tensor, C2: torch.Tensor, a: torch.Tensor | None = Non
                 inner_iter: int = 1000, inner_tol: float = 1e-9) -> GWOutput:
     """Entropic Gromov-Wasserstein with the square loss by mirror descent (POT's `entropic_gromov_wasserstein`, PGD).
 
-    Repeats P ← Sinkhorn(2 L(P), ε) (log domain, warm-started potentials) from `init` ('product' = abᵀ as POT,
+    Repeats P ← Sinkhorn(2 L(P), ε) (stabilised, warm-started potentials) from `init` ('product' = abᵀ as POT,
     'identity' = diag(a) for n = m, or a plan) until ‖P − P_prev‖_F < `tol` or `max_iter` outer steps.
     The returned `cost` and `value` are differentiable w.r.t. C1, C2 at the frozen plan (envelope theorem)."""
     eps = _check_eps(eps)
@@ -222,3 +251,38 @@ def entropic_gw(C1: torch.Tensor, C2: torch.Tensor, a: torch.Tensor | None = Non
     cost = gw_cost(C1, C2, P, a, b)
     ent = (P * P.clamp_min(1e-300).log()).sum()
     return GWOutput(plan=P, cost=cost, value=cost + eps * ent, n_iter=it, err=err)
+
+# %% ../../nbs/blocks/03_ot.ipynb #c42dc577
+def speed_table(sizes=(100, 400, 1000), gw_sizes=(30, 100, 300), repeats=7, threads=1, eps=0.05):
+    """Wall-clock of our solvers and POT's on identical float64 problems, timed in alternation (ours, POT, ours, ...)
+    so that both see the same machine load; the fastest of `repeats` runs each (the least disturbed); ratio = ours / POT."""
+    import time, numpy as np, ot   # POT: a benchmark-only dependency
+    from iclrbench.core import torch_threads
+    rows = []
+    def race(ours, pot):
+        tu, tp = [], []
+        for _ in range(repeats):
+            t0 = time.perf_counter(); ours(); tu.append(time.perf_counter() - t0)
+            t0 = time.perf_counter(); pot(); tp.append(time.perf_counter() - t0)
+        return min(tu), min(tp)
+    rng = np.random.default_rng(0)
+    with torch_threads(threads):
+        for n in sizes:
+            x, y = rng.normal(size=(n, 2)), rng.normal(size=(n, 2)) + 1
+            M = ot.dist(x, y); M /= M.max()
+            a = np.full(n, 1 / n)
+            Mt = torch.tensor(M)
+            ours = lambda: sinkhorn(Mt, eps=eps, n_iter=1000, tol=1e-9)
+            t_us, t_pot = race(ours, lambda: ot.sinkhorn2(a, a, M, eps, numItermax=1000, stopThr=1e-9))
+            rows.append(("sinkhorn vs POT standard-domain", n, t_us, t_pot, t_us / t_pot))
+            t_us, t_pot = race(ours, lambda: ot.sinkhorn2(a, a, M, eps, method="sinkhorn_log", numItermax=1000, stopThr=1e-9))
+            rows.append(("sinkhorn vs POT log-domain", n, t_us, t_pot, t_us / t_pot))
+        for n in gw_sizes:
+            x, y = rng.normal(size=(n, 2)), rng.normal(size=(n, 3))
+            C1, C2 = ot.dist(x, x), ot.dist(y, y); C1 /= C1.max(); C2 /= C2.max()
+            p = np.full(n, 1 / n)
+            t1, t2 = torch.tensor(C1), torch.tensor(C2)
+            t_us, t_pot = race(lambda: entropic_gw(t1, t2, eps=eps, max_iter=100, tol=1e-7),
+                               lambda: ot.gromov.entropic_gromov_wasserstein2(C1, C2, p, p, "square_loss", epsilon=eps, max_iter=100, tol=1e-7))
+            rows.append(("entropic GW", n, t_us, t_pot, t_us / t_pot))
+    return rows
