@@ -7,6 +7,7 @@ import ipywidgets as widgets
 import pytest
 
 from iclrbench.core import paper_slugs
+from iclrbench.run.bench import control_values
 from iclrbench.views.explorer import Explorer, figure_signature
 
 # one xdist group per paper: every test that needs a paper's cached smoke result runs in the same worker
@@ -14,29 +15,8 @@ SLUGS = [pytest.param(s, marks=pytest.mark.xdist_group(s)) for s in paper_slugs(
 
 
 def _values(c: widgets.Widget) -> list:
-    """Values that move a control across its whole range, ending away from where it started."""
-    if isinstance(c, (widgets.IntSlider, widgets.FloatSlider, widgets.FloatLogSlider, widgets.IntText, widgets.BoundedIntText,
-                      widgets.BoundedFloatText)):
-        lo, hi = (getattr(c, "min", None), getattr(c, "max", None))
-        if isinstance(c, widgets.FloatLogSlider):
-            lo, hi = c.base ** c.min, c.base ** c.max
-        if lo is None or hi is None:
-            return [c.value * 2 or 1]
-        mid = (lo + hi) / 2
-        if isinstance(c, (widgets.IntSlider, widgets.BoundedIntText)):
-            mid = int(round(mid))
-        return [v for v in (hi, lo, mid) if v != c.value] + [c.value]
-    if isinstance(c, (widgets.IntRangeSlider, widgets.FloatRangeSlider)):
-        return [(c.min, c.max), (c.min, (c.min + c.max) / 2 if isinstance(c, widgets.FloatRangeSlider) else (c.min + c.max) // 2), c.value]
-    if isinstance(c, widgets.SelectMultiple):
-        opts = [o[1] if isinstance(o, tuple) else o for o in c.options]
-        return [tuple(opts[:1]), tuple(opts), c.value]
-    if hasattr(c, "options"):
-        opts = [o[1] if isinstance(o, tuple) else o for o in c.options]
-        return [o for o in opts if o != c.value] + [c.value]
-    if isinstance(c, (widgets.Checkbox, widgets.ToggleButton)):
-        return [not c.value, c.value]
-    return []
+    "Values that move a control across its whole range (the benchmarks move controls the same way)."
+    return control_values(c)
 
 
 def _latency(t0: float, c0: float) -> float:

@@ -71,6 +71,11 @@ def _build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--keep", type=int, required=True, metavar="N")
     pr.add_argument("--yes", action="store_true", help="delete without asking")
     pr.add_argument("--output-dir")
+    b = sub.add_parser("bench", help="speed tables: TEAL sparse decode, OT against POT, explorer latency, run times")
+    b.add_argument("--quick", action="store_true", help="small tables (what CI builds into the docs)")
+    b.add_argument("--out", default=None, help="folder for benchmarks.json and benchmarks.html (default: OUTPUT_DIR/benchmarks)")
+    b.add_argument("--only", nargs="+", metavar="SLUG", help="explorers of these papers only")
+    b.add_argument("--no-explorers", action="store_true", help="skip the explorer latencies")
     le = sub.add_parser("ledger", help="check the runs ledger, or repair it from the run folders")
     les = le.add_subparsers(dest="ledger_command", required=True, parser_class=_Parser)
     les.add_parser("check", help="is the ledger usable?")
@@ -243,6 +248,23 @@ def _cmd_runs(args, settings) -> int:
     print(f"deleted {len(gone)} run folder(s), {sum(f.size_bytes for f in gone) / 2**20:.1f} MB; their ledger rows are marked pruned")
     return 0
 
+def _cmd_bench(args, settings) -> int:
+    from iclrbench.core.registry import paper_slugs
+    from iclrbench.run.bench import run_benchmarks, write_benchmarks
+    for s in args.only or []:
+        if s not in paper_slugs(): raise ValueError(f"unknown paper {s!r} in --only; available papers: {', '.join(paper_slugs())}")
+    out = Path(args.out) if args.out else Path(settings.output_dir) / "benchmarks"
+    rep = run_benchmarks(quick=args.quick, slugs=args.only, settings=settings, explorers=not args.no_explorers,
+                         log=lambda m: print(m, flush=True))
+    j, h = write_benchmarks(rep, out)
+    for r in rep["teal"]: print(f"TEAL p={r['p']:.2f} {r['threads']} thread(s): sparse/dense speed-up {r['speedup']:.2f}x (limit {r['ideal']:.2f}x)")
+    for r in rep["ot"]: print(f"{r['solver']:32s} n={r['n']:5d}: ours / POT = {r['ratio']:.2f}")
+    for r in rep["explorers"]:
+        print(f"explorer {r['slug']:28s} slider median {1e3 * r.get('slider_median_s', float('nan')):6.0f} ms, "
+              f"worst {1e3 * r.get('slider_worst_s', float('nan')):6.0f} ms" + (f" — {r['failed']}" if r.get("failed") else ""))
+    print(f"wrote {j} and {h}")
+    return 0
+
 def _cmd_ledger(args, settings) -> int:
     from iclrbench.run.ledger import Ledger, ledger_problem, repair_ledger
     problem = ledger_problem(settings.ledger_path)
@@ -273,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif pairs: return _fail(ValueError(f"-p/--param is an option of `iclrbench run` and `sweep`, not of `iclrbench {args.command}`"))
     from iclrbench.core.settings import load_settings
     commands = {"list": _cmd_list, "run": _cmd_run, "reproduce": _cmd_reproduce, "docs": _cmd_docs, "claims": _cmd_claims,
-                "runs": _cmd_runs, "ledger": _cmd_ledger, "sweep": _cmd_sweep}
+                "runs": _cmd_runs, "ledger": _cmd_ledger, "sweep": _cmd_sweep, "bench": _cmd_bench}
     try:
         settings = load_settings(args.settings)
         return commands[args.command](settings) if args.command == "list" else commands[args.command](args, settings)

@@ -283,7 +283,7 @@ def nav_bar(root: str, papers: Sequence[tuple[str, str]], current: str = "") -> 
     bold = ' style="font-weight:700"'
     links = "".join(f'<a href="{root}papers/{s}.html" title="{e(t)}"{bold if s == current else ""}>{e(s)}</a>' for s, t in papers)
     return (f'<nav class="site-nav"><a class="brand" href="{root}index.html">iclrbench</a>'
-            f'<a href="{root}index.html#claims">claims</a>{links}'
+            f'<a href="{root}index.html#claims">claims</a><a href="{root}benchmarks.html">benchmarks</a>{links}'
             f'<div class="site-search"><input id="site-search-input" type="search" placeholder="search the site" '
             f'aria-label="search the site" autocomplete="off"><ul id="site-search-results" hidden></ul></div></nav>')
 
@@ -605,10 +605,11 @@ def _standalone_page(title: str, head: str, top: str, main: str, root: str) -> s
 
 def build_site(out: str | os.PathLike = "_site", slugs: Sequence[str] | None = None, scale: str = "smoke", jobs: int = 1,
                settings=None, reuse: bool = False, vendor: bool = True, runs: Mapping[str, SiteRun] | None = None,
-               log: Callable[[str], Any] = print) -> SiteReport:
+               log: Callable[[str], Any] = print, bench: str | Mapping[str, Any] | None = "stored") -> SiteReport:
     """Build the offline docs site into `out`: front page with the claims table, one page per paper, vendored assets.
 
-    `runs` (slug → `SiteRun`) skips running the notebooks; otherwise `collect_runs` runs them (or reuses stored ones)."""
+    `runs` (slug → `SiteRun`) skips running the notebooks; otherwise `collect_runs` runs them (or reuses stored ones).
+    `bench`: what the benchmarks page shows (`iclrbench.run.bench.site_benchmarks`: 'stored', 'quick', a report)."""
     from iclrbench import __version__
     from iclrbench.core import load_paper, paper_slugs
     t0 = time.perf_counter()
@@ -691,6 +692,15 @@ def build_site(out: str | os.PathLike = "_site", slugs: Sequence[str] | None = N
         (out / "index.html").write_text(_standalone_page("iclrbench — claims", page_head("", (), False, False),
                                                          nav_bar("", papers), main, ""), encoding="utf-8")
         report.pages.insert(0, out / "index.html")
+        from iclrbench.run.bench import benchmarks_html, site_benchmarks
+        try: bench_rep = site_benchmarks(bench, settings, log)
+        except Exception as e:
+            bench_rep = None; report.warnings.append(f"benchmarks: {type(e).__name__}: {e}")
+        main = "<h1>Benchmarks</h1>" + (benchmarks_html(bench_rep) if bench_rep else
+                                        "<p>No benchmarks in this build: <code>iclrbench bench</code> measures them.</p>")
+        (out / "benchmarks.html").write_text(_standalone_page("iclrbench — benchmarks", page_head("", (), False, False),
+                                                              nav_bar("", papers), main, ""), encoding="utf-8")
+        report.pages.insert(1, out / "benchmarks.html")
         search.insert(0, dict(t="iclrbench", h="Claims", u="index.html#claims", x=" ".join(f"{r['slug']} {r['id']} {r['statement']}" for r in rows)))
         (out / "search-index.js").write_text("window.ICLRBENCH_SEARCH = " + json.dumps(search) + ";\n")
         (out / ".nojekyll").write_text("")
