@@ -238,9 +238,12 @@ class CircleFeatureExplorer(Explorer):
         if changed in ("model", "layer", "sae"):
             cls = cfgs[c["sae"].value]["clusters"]
             # values are 1-based ranks (the docs' static view labels its steps by them); 0 = no eligible cluster
-            opts = [(f"#{i + 1} (1-M)S={cl['score']:.2f}: {' '.join(cl['top_tokens'][:3])} ({len(cl['latents'])} lat.)", i + 1)
+            kind = lambda cl: (" — days" if cl["frac_days"] >= 0.5 else " — months" if cl["frac_months"] >= 0.5 else "")
+            opts = [(f"#{i + 1} (1-M)S={cl['score']:.2f}: {' '.join(cl['top_tokens'][:3])} ({len(cl['latents'])} lat.){kind(cl)}", i + 1)
                     for i, cl in enumerate(cls)] or [("no eligible cluster", 0)]
-            c["cluster"].options = opts; c["cluster"].value = opts[0][1]
+            # open on the best-ranked calendar cluster (the paper's circle), not on whatever ranks first
+            best = next((i + 1 for i, cl in enumerate(cls) if kind(cl)), opts[0][1])
+            c["cluster"].options = opts; c["cluster"].value = best
 
     def _analysis(self):
         return self._configs()[self.controls["sae"].value]
