@@ -466,7 +466,10 @@ class ColorVisionExplorer(Explorer):
         self._drawn_cfg = cfg
         sim = self._sim(cfg)
         boost_step = getattr(sim, "boost_step", None)
-        state = "colour-blind (untrained)" if sim.step == 0 else f"dims = {sim.dims()}"
+        dims, n = (None if sim.step == 0 else sim.dims()), sim.retina.n_types
+        state = "colour-blind (untrained)" if dims is None else f"dims = {dims}"
+        if dims is not None and dims < n:       # say it plainly: the claim (dims = N) needs more training than this
+            state += f"<br>below the eye's {n} cone types: not trained long enough yet — press 'Train cortex'"
         self.draw("training", fig_training(sim.history, boost_step,
                                            f"Training: step {sim.step}, {sim.retina.n_types} cone types, {state}{title_note}"))
         self.draw("percept", fig_percept(sim))
