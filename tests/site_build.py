@@ -45,8 +45,7 @@ def built_site():
     ci = os.environ.get("ICLRBENCH_CI_SETTINGS")
     if ci:   # .ci/run has executed every notebook once (widget state kept): build from those runs, run nothing again
         t0 = time.perf_counter()
-        report = build_site(tmp / "_site", slugs=site_papers(), jobs=2, settings=load_settings(ci), reuse=True, log=print,
-                            bench="quick")   # the benchmarks page from a quick pass (issue 24)
+        report = build_site(tmp / "_site", slugs=site_papers(), jobs=2, settings=load_settings(ci), reuse=True, log=print)   # benchmarks: what .ci/run's quick `iclrbench bench` stored
         print(f"{report.summary()} (test build from the CI notebook pass, {time.perf_counter() - t0:.1f} s)")
         return report
     ini = tmp / "settings.ini"
