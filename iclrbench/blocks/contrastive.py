@@ -18,7 +18,9 @@ import torch.nn.functional as F
 from ..core import progress
 
 # %% auto #0
-__all__ = ['Augment', 'nt_xent', 'clip_loss', 'gaussian_jitter', 'simclr_step', 'train_simclr']
+__all__ = ['Augment', 'LOGIT_SCALE_INIT', 'LOGIT_SCALE_MAX', 'nt_xent', 'clip_loss', 'gaussian_jitter', 'simclr_step',
+           'train_simclr', 'ResidualMLPBlock', 'Tower', 'LogitScale', 'positive_mask', 'info_nce', 'modality_gap',
+           'paired_cosine', 'uniformity', 'zero_shot_accuracy', 'recall_at_k', 'retrieval_eval']
 
 # %% ../../nbs/blocks/08_contrastive.ipynb #02c25f1e
 def _check_temperature(temperature: float) -> float:
@@ -95,3 +97,196 @@ def train_simclr(model: torch.nn.Module, x, augment: Augment, steps: int = 400, 
         losses.append(simclr_step(model, X[idx], augment, opt, temperature, g))
     model.eval()
     return losses
+
+# %% ../../nbs/blocks/08_contrastive.ipynb #60263898
+import math
+
+from torch import nn
+
+LOGIT_SCALE_INIT = math.log(1 / 0.07)
+LOGIT_SCALE_MAX = math.log(100.0)
+
+
+class ResidualMLPBlock(nn.Module):
+    "One residual GELU MLP block $h + W_2\\,\\mathrm{GELU}(W_1 h)$ of width `dim` (hidden width `mult·dim`)."
+    def __init__(self, dim: int, mult: int = 1):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(dim, mult * dim), nn.Linear(mult * dim, dim)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return h + self.fc2(F.gelu(self.fc1(h)))
+
+
+class Tower(nn.Module):
+    """An encoder tower: `stem` (Linear in→hidden), `n_blocks` residual GELU MLP blocks, final `LayerNorm`, linear
+    projection `head` (hidden→out); the output is L2-normalised when `normalize` (default).
+
+    `share_with=other` builds a tower with its own `stem` but `other`'s blocks, final LayerNorm and projection
+    (the same `nn.Module` objects, hence the same parameters): per-modality inputs, shared encoder (SharedCLIP)."""
+    def __init__(self, in_dim: int, out_dim: int = 64, hidden: int = 64, n_blocks: int = 2, normalize: bool = True,
+                 share_with: "Tower | None" = None):
+        super().__init__()
+        for name, v in (("in_dim", in_dim), ("out_dim", out_dim), ("hidden", hidden)):
+            if not (isinstance(v, int) and v >= 1): raise ValueError(f"parameter '{name}' must be an int >= 1; got {v!r}")
+        if not (isinstance(n_blocks, int) and n_blocks >= 0): raise ValueError(f"parameter 'n_blocks' must be an int >= 0; got {n_blocks!r}")
+        if share_with is not None:
+            if not isinstance(share_with, Tower): raise ValueError(f"parameter 'share_with' must be a Tower or None; got {type(share_with).__name__}")
+            hidden, out_dim = share_with.hidden, share_with.out_dim
+            self.blocks, self.ln, self.head = share_with.blocks, share_with.ln, share_with.head
+        else:
+            self.blocks = nn.Sequential(*[ResidualMLPBlock(hidden) for _ in range(n_blocks)])
+            self.ln, self.head = nn.LayerNorm(hidden), nn.Linear(hidden, out_dim)
+        self.stem = nn.Linear(in_dim, hidden)
+        self.in_dim, self.out_dim, self.hidden, self.normalize = in_dim, out_dim, hidden, normalize
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = self.head(self.ln(self.blocks(self.stem(x))))
+        return F.normalize(z, dim=-1) if self.normalize else z
+
+
+class LogitScale(nn.Module):
+    """CLIP's learnable inverse temperature: stores $t$ (init `log(1/0.07)`), returns $\\tau = \\exp(\\mathrm{clamp}(t, 0,
+    \\ln 100))$; `clamp_()` clips the stored $t$ in place (call it after each optimiser step, as open_clip does)."""
+    def __init__(self, init: float = LOGIT_SCALE_INIT, max_log: float = LOGIT_SCALE_MAX, learnable: bool = True):
+        super().__init__()
+        if not (isinstance(max_log, (int, float)) and max_log >= 0): raise ValueError(f"parameter 'max_log' must be a float >= 0; got {max_log!r}")
+        if not (isinstance(init, (int, float)) and 0 <= init <= max_log): raise ValueError(f"parameter 'init' must be a float in [0, max_log]; got {init!r}")
+        self.max_log = float(max_log)
+        self.log_scale = nn.Parameter(torch.tensor(float(init)), requires_grad=learnable)
+
+    def forward(self) -> torch.Tensor:
+        return self.log_scale.clamp(0.0, self.max_log).exp()
+
+    @torch.no_grad()
+    def clamp_(self) -> "LogitScale":
+        self.log_scale.clamp_(0.0, self.max_log)
+        return self
+
+
+def _pair(a: torch.Tensor, b: torch.Tensor, names=("a", "b")) -> None:
+    if a.ndim != 2 or b.ndim != 2 or a.shape != b.shape or len(a) < 1:
+        raise ValueError(f"parameters '{names[0]}' and '{names[1]}' must be two (N, d) tensors of the same shape; got {tuple(a.shape)}, {tuple(b.shape)}")
+
+
+def positive_mask(labels: torch.Tensor) -> torch.Tensor:
+    "0/1 targets $P_{ij} = [y_i = y_j]$ (float); a negative label is 'unlabelled': positive only on the diagonal."
+    y = torch.as_tensor(labels).reshape(-1)
+    p = (y[:, None] == y[None, :]) & (y[:, None] >= 0)
+    return (p | torch.eye(len(y), dtype=torch.bool, device=y.device)).float()
+
+
+def info_nce(a: torch.Tensor, b: torch.Tensor, logit_scale: float | torch.Tensor = 1 / 0.07, labels=None,
+             reduction: str = "sum") -> torch.Tensor:
+    """Two-direction InfoNCE of paired embeddings `a`, `b` (N, d; L2-normalised here). With $L = \\tau\\hat a\\hat b^\\top$
+    (`logit_scale` = τ, a float or 0-d tensor, e.g. `LogitScale()()`) and targets $P$ (identity, or $P_{ij}=[y_i=y_j]$ from
+    `labels`; see `positive_mask`): $\\mathrm{CE}(L,P)=\\frac1N\\sum_i -\\sum_j P_{ij}\\log\\mathrm{softmax}(L_{i\\cdot})_j$.
+    `reduction="sum"`: $\\mathrm{CE}(L,P)+\\mathrm{CE}(L^\\top,P^\\top)$ (AlignCLIP's code); `"mean"`: half of that (CLIP)."""
+    _pair(a, b)
+    if reduction not in ("sum", "mean"): raise ValueError(f"parameter 'reduction' must be 'sum' or 'mean'; got {reduction!r}")
+    s = logit_scale if torch.is_tensor(logit_scale) else torch.tensor(float(logit_scale))
+    if not bool(torch.all(s > 0)): raise ValueError(f"parameter 'logit_scale' must be positive (it is τ = exp(t), not t); got {logit_scale!r}")
+    logits = s.to(a.device, a.dtype) * (F.normalize(a, dim=1) @ F.normalize(b, dim=1).T)
+    if labels is None:
+        target = torch.arange(len(a), device=a.device)
+        total = F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)
+    else:
+        y = torch.as_tensor(labels, device=a.device).reshape(-1)
+        if len(y) != len(a): raise ValueError(f"parameter 'labels' must have one label per row ({len(a)}); got {len(y)}")
+        P = positive_mask(y).to(a.dtype)
+        total = -(P * logits.log_softmax(1)).sum(1).mean() - (P.T * logits.T.log_softmax(1)).sum(1).mean()
+    return total if reduction == "sum" else 0.5 * total
+
+# %% ../../nbs/blocks/08_contrastive.ipynb #10b52a9f
+def _as2d(x, name: str) -> torch.Tensor:
+    t = torch.as_tensor(x)
+    if not t.is_floating_point(): t = t.float()
+    if t.ndim != 2 or len(t) < 1: raise ValueError(f"parameter '{name}' must be a non-empty (N, d) array; got shape {tuple(t.shape)}")
+    return F.normalize(t.detach(), dim=1)
+
+
+def modality_gap(a, b) -> float:
+    "Centroid distance $\\lVert \\mathrm{mean}(\\hat a) - \\mathrm{mean}(\\hat b)\\rVert$ after L2-normalising each row (Liang et al. 2022)."
+    A, B = _as2d(a, "a"), _as2d(b, "b")
+    if A.shape[1] != B.shape[1]: raise ValueError(f"parameters 'a' and 'b' must have the same width; got {A.shape[1]}, {B.shape[1]}")
+    return float((A.mean(0) - B.to(A.dtype).mean(0)).norm())
+
+
+def paired_cosine(a, b) -> float:
+    "Mean cosine similarity of the pairs $(a_i, b_i)$: $\\frac1N\\sum_i \\hat a_i^\\top \\hat b_i$."
+    A, B = _as2d(a, "a"), _as2d(b, "b")
+    if A.shape != B.shape: raise ValueError(f"parameters 'a' and 'b' must have the same shape; got {tuple(A.shape)}, {tuple(B.shape)}")
+    return float((A * B.to(A.dtype)).sum(1).mean())
+
+
+def uniformity(x, t: float = 2.0) -> float:
+    "Wang & Isola's uniformity $\\log\\,\\mathrm{mean}_{i\\ne j} e^{-t\\lVert \\hat x_i - \\hat x_j\\rVert^2}$ (N >= 2)."
+    if not t > 0: raise ValueError(f"parameter 't' must be a positive float; got {t!r}")
+    X = _as2d(x, "x")
+    if len(X) < 2: raise ValueError(f"parameter 'x' must have at least 2 rows; got {len(X)}")
+    d2 = torch.pdist(X.double()).pow(2)
+    return float(torch.logsumexp(-t * d2, 0) - math.log(len(d2)))
+
+
+def zero_shot_accuracy(x, prompts, labels) -> float:
+    "Share of rows of `x` whose most cosine-similar row of `prompts` (one per class) is `labels[i]`."
+    X, Pm = _as2d(x, "x"), _as2d(prompts, "prompts")
+    y = torch.as_tensor(labels).reshape(-1)
+    if len(y) != len(X): raise ValueError(f"parameter 'labels' must have one label per row ({len(X)}); got {len(y)}")
+    return float(((X @ Pm.to(X.dtype).T).argmax(1).cpu() == y.cpu()).float().mean())
+
+
+def recall_at_k(queries, keys, k: int = 1) -> float:
+    "R@k: share of queries $i$ whose partner `keys[i]` is among the `k` keys of highest cosine similarity (ties count against)."
+    Q, K = _as2d(queries, "queries"), _as2d(keys, "keys")
+    if Q.shape != K.shape: raise ValueError(f"parameters 'queries' and 'keys' must have the same shape (row i pairs with key i); got {tuple(Q.shape)}, {tuple(K.shape)}")
+    if not (isinstance(k, int) and 1 <= k <= len(K)): raise ValueError(f"parameter 'k' must be an int in [1, {len(K)}]; got {k!r}")
+    S = Q @ K.to(Q.dtype).T
+    rank = (S > S.diagonal()[:, None]).sum(1)       # keys strictly more similar than the partner
+    return float((rank < k).float().mean())
+
+# %% ../../nbs/blocks/08_contrastive.ipynb #81c66024
+from typing import Mapping, Sequence
+
+import numpy as np
+
+
+def _level_table(labels, levels: Sequence[str], n: int, name: str) -> np.ndarray:
+    "Labels as an (n, n_levels) int array, from an array (columns in `levels` order) or a mapping level → array."
+    if isinstance(labels, Mapping):
+        missing = [lv for lv in levels if lv not in labels]
+        if missing: raise ValueError(f"parameter '{name}' has no labels for levels {missing}")
+        arr = np.stack([np.asarray(labels[lv]).reshape(-1) for lv in levels], 1)
+    else:
+        arr = np.asarray(labels)
+        if arr.ndim == 1: arr = arr[:, None]
+    if arr.shape != (n, len(levels)):
+        raise ValueError(f"parameter '{name}' must have shape ({n}, {len(levels)}) (one column per level); got {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer): raise ValueError(f"parameter '{name}' must hold integer labels; got {arr.dtype}")
+    return arr
+
+
+def retrieval_eval(query_feats, key_feats, key_labels, levels: Sequence[str] = ("species",), k: int = 1,
+                   query_labels=None) -> dict:
+    """Zero-shot classification by the nearest key (cosine similarity), per taxonomic level.
+
+    For each query the `k` keys of highest cosine similarity are found (ties broken towards the lower key index);
+    a query is correct at a level when one of them has the query's label there. Returns `{"index": (n_q, k) key
+    indices, "pred": {level: (n_q, k) labels}, "micro": {level: acc}, "macro": {level: acc}}` (accuracies only when
+    `query_labels` is given). Macro = mean over the query classes present at that level of the per-class accuracy."""
+    Q, K = _as2d(query_feats, "query_feats"), _as2d(key_feats, "key_feats")
+    if Q.shape[1] != K.shape[1]: raise ValueError(f"parameters 'query_feats' and 'key_feats' must have the same width; got {Q.shape[1]}, {K.shape[1]}")
+    levels = [levels] if isinstance(levels, str) else list(levels)
+    if not levels: raise ValueError("parameter 'levels' must name at least one level")
+    if not (isinstance(k, (int, np.integer)) and 1 <= k <= len(K)): raise ValueError(f"parameter 'k' must be an int in [1, {len(K)}]; got {k!r}")
+    kl = _level_table(key_labels, levels, len(K), "key_labels")
+    S = (Q.double() @ K.double().T).cpu().numpy()
+    idx = np.argsort(-S, axis=1, kind="stable")[:, :int(k)]
+    out: dict = {"index": idx, "pred": {lv: kl[idx, j] for j, lv in enumerate(levels)}}
+    if query_labels is not None:
+        ql = _level_table(query_labels, levels, len(Q), "query_labels")
+        out["micro"], out["macro"] = {}, {}
+        for j, lv in enumerate(levels):
+            hit = (out["pred"][lv] == ql[:, j:j + 1]).any(1)
+            out["micro"][lv] = float(hit.mean())
+            out["macro"][lv] = float(np.mean([hit[ql[:, j] == c].mean() for c in np.unique(ql[:, j])]))
+    return out
