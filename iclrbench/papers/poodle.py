@@ -426,7 +426,7 @@ PARAMS = [
 _BASE = dict(device="cpu", n_train=1500, n_readout=200, n_test=200, lr=1e-3, ema=0.99, lambda_pool=1.0, n_subcrops=4,
              subcrop_size=12, camera_speed=2, object_speed=3, size_skew=1.0, coverage_draws=20000, readout_pixels=20000)
 SCALES = {
-    "smoke": dict(_BASE, n_seeds=3, variants="core", steps=150, batch_size=4, workers=1),
+    "smoke": dict(_BASE, n_seeds=3, variants="core", steps=150, batch_size=4, workers=2),
     "full": dict(_BASE, n_seeds=3, variants="all", steps=1500, batch_size=8, workers=2),
 }
 
