@@ -116,7 +116,7 @@ class TinyViT(nn.Module):
         if depth < 1: raise ValueError(f"parameter 'depth' must be >= 1; got {depth!r}")
         if pos_embed not in ("learned", "sincos", "none"):
             raise ValueError(f"parameter 'pos_embed' must be 'learned', 'sincos' or 'none'; got {pos_embed!r}")
-        g = torch.Generator().manual_seed(int(seed)) if seed is not None else None
+        g = torch.Generator(device=torch.get_default_device()).manual_seed(int(seed)) if seed is not None else None
         if g is not None: torch.manual_seed(int(seed))   # layers' default inits (then overwritten below, seeded)
         self.embed_dim, self.num_features = embed_dim, embed_dim
         self.patch_embed = PatchEmbed(img_size, patch_size, in_chans, embed_dim)
