@@ -23,7 +23,8 @@ from sklearn.preprocessing import StandardScaler
 
 # %% auto #0
 __all__ = ['momentum_schedule', 'EMATeacher', 'row_space', 'linear_probe', 'knn_probe', 'per_token_probe', 'pairwise_distance',
-           'relative_spread', 'collapse_ratio', 'histogram_kl', 'feature_variances', 'effective_rank']
+           'relative_spread', 'collapse_ratio', 'histogram_kl', 'feature_variances', 'effective_rank',
+           'barlow_twins_loss']
 
 # %% ../../nbs/blocks/12_ssl.ipynb #d463b0e2
 def momentum_schedule(start: float, end: float, total_steps: int, kind: str = "linear") -> np.ndarray:
@@ -217,3 +218,17 @@ def effective_rank(Z, eps: float = 1e-12) -> float:
     p = s / s.sum()
     p = p[p > 0]
     return float(np.exp(-(p * np.log(p)).sum()))
+
+# %% ../../nbs/blocks/12_ssl.ipynb #51e062db
+def barlow_twins_loss(z1: torch.Tensor, z2: torch.Tensor, lambd: float = 5e-3, eps: float = 1e-5) -> torch.Tensor:
+    """Barlow Twins loss $\\sum_i(1-C_{ii})^2+\\lambda\\sum_{i\\ne j}C_{ij}^2$ with $C=\\hat z_1^\\top\\hat z_2/N$, each
+    dimension of `z1`, `z2` (N, d) standardised over the batch as `BatchNorm1d(affine=False)` does (biased variance)."""
+    if z1.ndim != 2 or z1.shape != z2.shape: raise ValueError(f"parameter 'z2' must have the shape of 'z1' (N, d); got {tuple(z1.shape)} and {tuple(z2.shape)}")
+    if z1.shape[0] < 2: raise ValueError("parameter 'z1' must have at least 2 rows (batch statistics)")
+    if not lambd >= 0: raise ValueError(f"parameter 'lambd' must be >= 0; got {lambd!r}")
+    n = z1.shape[0]
+    a = (z1 - z1.mean(0)) / torch.sqrt(z1.var(0, unbiased=False) + eps)
+    b = (z2 - z2.mean(0)) / torch.sqrt(z2.var(0, unbiased=False) + eps)
+    c = a.T @ b / n
+    diag = torch.diagonal(c)
+    return (diag - 1).pow(2).sum() + lambd * (c.pow(2).sum() - diag.pow(2).sum())
