@@ -35,8 +35,8 @@ def device_lint(path: Path) -> list[str]:
     for i, line in enumerate(lines, 1):
         if "device: ok" in line: continue
         if "torch.from_numpy(" in line: found.append(f"{path.name}:{i}: torch.from_numpy (use torch.as_tensor)")
-        for m in re.finditer(r"\.numpy\(\)", line):
-            if not line[:m.start()].endswith(".cpu()"):
+        for m in re.finditer(r"\.numpy\(\)", line):      # .cpu() right before, or before a chain like .double()
+            if not re.search(r"\.cpu\(\)(\.\w+\([^()]*\))*$", line[:m.start()]):
                 found.append(f"{path.name}:{i}: .numpy() without .cpu()")
     for node in ast.walk(ast.parse(src)):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Generator"

@@ -163,3 +163,64 @@ def test_hf_generate_fn_sampling_is_seeded_and_leaves_the_global_rng_alone():
         hf.hf_generate_fn(m, t, chat=True)
     with pytest.raises(ValueError, match="'prompt'"):
         hf.hf_generate_fn(m, t)(["x"])
+
+
+# --- KmerTokenizer and tiny_bert_model (added with CLIBD) ------------------------------------------------------
+def test_kmer_tokenizer_is_non_overlapping_and_pads_and_truncates():
+    tok = hf.KmerTokenizer(5)
+    assert tok.vocab_size == 5 + 4 ** 5 and tok.itos[5] == "AAAAA" and tok.itos[-1] == "TTTTT"
+    seq = "ACGTA" "CCCCC" "GGN"                                      # a trailing partial 5-mer is dropped
+    assert tok.tokenize(seq) == ["ACGTA", "CCCCC"] and len(tok.encode(seq)) == 4
+    b = tok(["ACGTACCCCCTTTTT", "acgta"], max_length=3)
+    assert b["input_ids"].tolist() == [[2, tok.stoi["ACGTA"], 3], [2, tok.stoi["ACGTA"], 3]]
+    b = tok(["ACGTACCCCC", "ACGTA"])
+    assert b["attention_mask"].tolist() == [[1, 1, 1, 1], [1, 1, 1, 0]] and b["input_ids"][1, 3] == tok.pad_token_id
+    assert tok.encode("NNNNN", add_special_tokens=False) == [tok.unk_token_id]
+    with pytest.raises(ValueError, match="'k'"):
+        hf.KmerTokenizer(0)
+
+
+def test_tiny_bert_model_over_kmers_is_seeded_and_ignores_padding():
+    tok = hf.KmerTokenizer(4)
+    a, b = hf.tiny_bert_model(seed=1), hf.tiny_bert_model(seed=1)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    batch = tok(["ACGTACGTTTTT", "ACGTACGTTTTTGGGGCCCC"])
+    out = a(**batch).last_hidden_state
+    alone = a(**tok(["ACGTACGTTTTT"])).last_hidden_state
+    assert out.shape == (2, 7, 32) and torch.allclose(out[0, :5], alone[0], atol=1e-5)
+    with pytest.raises(ValueError, match="'hidden_size'"):
+        hf.tiny_bert_model(hidden_size=30, num_attention_heads=4)
+
+
+def test_tiny_vit_model_masks_and_is_seeded():
+    import torch
+    from iclrbench.blocks.hf import tiny_vit_model
+    a, b = tiny_vit_model(3), tiny_vit_model(3)
+    x = torch.randn(2, 3, 32, 32)
+    m = torch.zeros(2, 64, dtype=torch.bool); m[:, :10] = True
+    with torch.no_grad():
+        ya, yb = a(pixel_values=x).last_hidden_state, b(pixel_values=x).last_hidden_state
+        ym = a(pixel_values=x, bool_masked_pos=m).last_hidden_state
+    assert ya.shape == (2, 65, 64) and torch.equal(ya, yb) and not torch.allclose(ya, ym)
+
+
+def test_tiny_hubert_and_features_from_hf():
+    import numpy as np
+    m = hf.tiny_hubert_model(seed=0)
+    assert m.config.hidden_size == 32 and m.config.num_hidden_layers == 2 and not m.training
+    wav = np.sin(2 * np.pi * 150 * np.arange(2000) / 8000)
+    f_last = hf.features_from_hf(m, wav, layer=-1)
+    assert f_last.shape == (1, 199, 32) and not f_last.requires_grad        # (2000 − 10) // 5 + 1 = 399, (399 − 3) // 2 + 1 = 199
+    with torch.no_grad():
+        ref = m(torch.as_tensor(wav, dtype=torch.float32)[None]).last_hidden_state
+    assert torch.allclose(f_last, ref) and torch.allclose(hf.features_from_hf(m, wav, layer=2), ref)
+    f0 = hf.features_from_hf(m, np.stack([wav, wav]), layer=0)
+    assert f0.shape == (2, 199, 32) and not torch.allclose(f0[0], f_last[0])
+    assert torch.equal(hf.features_from_hf(hf.tiny_hubert_model(seed=0), wav, 1), hf.features_from_hf(m, wav, 1))
+    mask = torch.zeros(1, 199, dtype=torch.bool); mask[0, 50:70] = True
+    fm = hf.features_from_hf(m, wav, -1, mask_time_indices=mask)
+    assert not torch.allclose(fm[0, 50:70], f_last[0, 50:70])                # the model's mask embedding replaced them
+    with pytest.raises(ValueError, match="'layer'"):
+        hf.features_from_hf(m, wav, layer=3)
+    with pytest.raises(ValueError, match="'wav'"):
+        hf.features_from_hf(m, np.zeros((1, 1, 100)), layer=1)

@@ -69,7 +69,7 @@ def simclr_step(model: torch.nn.Module, x: torch.Tensor, augment: Augment, optim
                 temperature: float = 0.2, generator: torch.Generator | None = None) -> float:
     "One SimCLR update on batch `x`: two views from `augment`, NT-Xent of `model`'s outputs, one optimiser step; returns the loss."
     if not callable(augment): raise ValueError(f"parameter 'augment' must be callable (x, generator) -> view; got {augment!r}")
-    g = generator if generator is not None else torch.Generator().manual_seed(0)
+    g = generator if generator is not None else torch.Generator(device=torch.get_default_device()).manual_seed(0)
     v1, v2 = augment(x, g), augment(x, g)
     loss = nt_xent(model(v1), model(v2), temperature)
     optimizer.zero_grad()
@@ -87,7 +87,7 @@ def train_simclr(model: torch.nn.Module, x, augment: Augment, steps: int = 400, 
     if not lr > 0: raise ValueError(f"parameter 'lr' must be a positive float; got {lr!r}")
     _check_temperature(temperature)
     X = torch.as_tensor(x, dtype=torch.float32).to(device)
-    g = torch.Generator().manual_seed(int(seed))
+    g = torch.Generator(device=torch.get_default_device()).manual_seed(int(seed))
     model.to(device).train()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     bs = min(int(batch_size), len(X))

@@ -349,7 +349,7 @@ def predict(model: nn.Module, x, batch_size: int = 1024, device=None) -> np.ndar
     was = model.training
     model.eval()
     xt = _to_tensor(x, device)
-    out = [model(xt[i:i + batch_size]).detach().cpu().double().numpy() for i in range(0, len(xt), batch_size)]
+    out = [model(xt[i:i + batch_size]).detach().cpu().double().cpu().numpy() for i in range(0, len(xt), batch_size)]
     model.train(was)
     return np.concatenate(out) if out else np.zeros((0,))
 
@@ -372,7 +372,7 @@ def train_forecaster(model: nn.Module, x, y, steps: int, batch_size: int = 64, l
     if len(xt) != len(yt) or len(xt) == 0: raise ValueError(f"parameters 'x' and 'y' must hold the same number (>0) of windows; got {len(xt)}, {len(yt)}")
     log, t0 = TrainLog(steps=int(steps)), time.perf_counter()
     params = [p for p in model.parameters() if p.requires_grad]
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = torch.Generator(device=torch.get_default_device()).manual_seed(int(seed))
     opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay) if params else None
     best_state = None
 

@@ -16,7 +16,8 @@ from typing import Any, Mapping
 # %% auto #0
 __all__ = ['PROJECTION_NAME_MAPS', 'SITES', 'TINY_ARCHS', 'model_arch', 'Projection', 'projection_modules', 'input_major_weight',
            'projection_forward', 'load_local_causal_lm', 'tiny_config', 'tiny_random_model', 'word_level_tokenizer',
-           'char_level_tokenizer', 'HFGenerator', 'hf_generate_fn']
+           'char_level_tokenizer', 'HFGenerator', 'hf_generate_fn', 'tiny_clip_model', 'tiny_hubert_model',
+           'features_from_hf', 'KmerTokenizer', 'tiny_bert_model', 'tiny_vit_model']
 
 # %% ../../nbs/blocks/01_hf.ipynb #164589f5
 _LLAMA_LIKE = {"self_attn.q_proj": "q_proj", "self_attn.k_proj": "k_proj", "self_attn.v_proj": "v_proj",
@@ -300,3 +301,148 @@ def hf_generate_fn(model, tokenizer, max_new_tokens: int = 16, do_sample: bool =
     return HFGenerator(model, tokenizer, int(max_new_tokens), bool(do_sample), float(temperature), top_k, top_p, int(seed),
                        max_prompt_tokens, bool(chat), tuple(stop))
 
+
+# %% ../../nbs/blocks/01_hf.ipynb #7c1b2144
+def tiny_clip_model(seed: int = 0, vocab_size: int = 64, hidden_size: int = 32, intermediate_size: int = 64,
+                    num_hidden_layers: int = 2, num_attention_heads: int = 2, image_size: int = 32, patch_size: int = 8,
+                    projection_dim: int = 16, max_position_embeddings: int = 16, num_channels: int = 3,
+                    eos_token_id: int = 2, pad_token_id: int = 0):
+    """A randomly initialised `transformers.CLIPModel` from a tiny `CLIPConfig` built in code (no download), in eval mode.
+    `image_size` must be a multiple of `patch_size`; `hidden_size` a multiple of `num_attention_heads`."""
+    for name, v in (("vocab_size", vocab_size), ("hidden_size", hidden_size), ("intermediate_size", intermediate_size),
+                    ("num_hidden_layers", num_hidden_layers), ("num_attention_heads", num_attention_heads),
+                    ("projection_dim", projection_dim), ("max_position_embeddings", max_position_embeddings)):
+        if not (isinstance(v, int) and v >= 1): raise ValueError(f"parameter '{name}' must be an int >= 1; got {v!r}")
+    if hidden_size % num_attention_heads: raise ValueError(f"parameter 'hidden_size' must be a multiple of num_attention_heads; got {hidden_size!r}")
+    if not (isinstance(patch_size, int) and patch_size >= 1 and image_size % patch_size == 0):
+        raise ValueError(f"parameter 'patch_size' must divide image_size {image_size}; got {patch_size!r}")
+    import torch
+    import transformers as tf
+    common = dict(hidden_size=hidden_size, intermediate_size=intermediate_size, num_hidden_layers=num_hidden_layers,
+                  num_attention_heads=num_attention_heads, projection_dim=projection_dim)
+    text = tf.CLIPTextConfig(vocab_size=vocab_size, max_position_embeddings=max_position_embeddings,
+                             eos_token_id=eos_token_id, pad_token_id=pad_token_id, bos_token_id=None, **common)
+    vision = tf.CLIPVisionConfig(image_size=image_size, patch_size=patch_size, num_channels=num_channels, **common)
+    cfg = tf.CLIPConfig(text_config=text.to_dict(), vision_config=vision.to_dict(), projection_dim=projection_dim)
+    torch.manual_seed(seed)
+    return tf.CLIPModel(cfg).eval()
+
+# %% ../../nbs/blocks/01_hf.ipynb #9a892bfb
+def tiny_hubert_model(seed: int = 0, **config_kwargs):
+    """A randomly initialised `transformers.HubertModel` from the speech cards' tiny config (eval mode, seeded, no
+    download); `config_kwargs` override fields of the config."""
+    import torch
+    from transformers import HubertConfig, HubertModel
+    cfg = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, conv_dim=(32, 32),
+               conv_kernel=(10, 3), conv_stride=(5, 2), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4)
+    cfg.update(config_kwargs)
+    torch.manual_seed(seed)
+    return HubertModel(HubertConfig(**cfg)).eval()
+
+
+def features_from_hf(model, wav, layer: int = -1, mask_time_indices=None):
+    """Hidden state `layer` of a `transformers` HuBERT-like model for a waveform `wav` ((n,) or (B, n); numpy or torch).
+
+    Returns a float tensor (B, T, hidden) without gradients; `layer` indexes `output_hidden_states` (0 = input to the
+    first transformer layer, L = last layer, negative from the end). `mask_time_indices` (B, T) bool, optional, is
+    passed through (the model replaces those frames by its mask embedding)."""
+    import torch
+    x = torch.as_tensor(wav, dtype=torch.float32)
+    if x.ndim == 1: x = x[None]
+    if x.ndim != 2: raise ValueError(f"parameter 'wav' must have shape (n,) or (B, n); got {tuple(x.shape)}")
+    n_layers = int(model.config.num_hidden_layers)
+    if not -(n_layers + 1) <= int(layer) <= n_layers:
+        raise ValueError(f"parameter 'layer' must be in [-{n_layers + 1}, {n_layers}]; got {layer!r}")
+    p = next(model.parameters())
+    with torch.no_grad():
+        out = model(x.to(p.device, p.dtype), output_hidden_states=True,
+                    mask_time_indices=None if mask_time_indices is None else torch.as_tensor(mask_time_indices, device=p.device))
+    return out.hidden_states[int(layer)].float()
+
+# %% ../../nbs/blocks/01_hf.ipynb #c7541f33
+import itertools
+
+
+class KmerTokenizer:
+    """Non-overlapping k-mer tokenizer for DNA (BarcodeBERT's tokenisation): ids `[PAD]`, `[UNK]`, `[CLS]`, `[SEP]`,
+    `[MASK]`, then the 4^k k-mers over 'ACGT' in lexicographic order. Trailing bases that do not fill a k-mer are dropped."""
+    SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+    ALPHABET = "ACGT"
+
+    def __init__(self, k: int = 4):
+        if not (isinstance(k, int) and 1 <= k <= 8): raise ValueError(f"parameter 'k' must be an int in [1, 8]; got {k!r}")
+        self.k = k
+        self.itos = list(self.SPECIALS) + ["".join(p) for p in itertools.product(self.ALPHABET, repeat=k)]
+        self.stoi = {t: i for i, t in enumerate(self.itos)}
+        self.pad_token_id, self.unk_token_id, self.cls_token_id, self.sep_token_id, self.mask_token_id = range(5)
+
+    @property
+    def vocab_size(self) -> int: return len(self.itos)
+    def __len__(self) -> int: return len(self.itos)
+
+    def tokenize(self, seq: str) -> list[str]:
+        "The consecutive non-overlapping k-mers of `seq` (upper-cased; a trailing partial k-mer dropped)."
+        if not isinstance(seq, str): raise ValueError(f"parameter 'seq' must be a str over ACGT; got {type(seq).__name__}")
+        s = seq.upper()
+        return [s[i:i + self.k] for i in range(0, len(s) - self.k + 1, self.k)]
+
+    def encode(self, seq: str, add_special_tokens: bool = True) -> list[int]:
+        "Token ids of one sequence (`[CLS] k-mers [SEP]` when `add_special_tokens`); unknown k-mers → `[UNK]`."
+        ids = [self.stoi.get(t, self.unk_token_id) for t in self.tokenize(seq)]
+        return [self.cls_token_id, *ids, self.sep_token_id] if add_special_tokens else ids
+
+    def decode(self, ids, skip_special_tokens: bool = True) -> str:
+        "The k-mers of `ids` joined without spaces (specials dropped when `skip_special_tokens`)."
+        return "".join(self.itos[int(i)] for i in ids if not (skip_special_tokens and int(i) < len(self.SPECIALS)))
+
+    def __call__(self, seqs, max_length: int | None = None, add_special_tokens: bool = True, return_tensors: str | None = "pt"):
+        """Encode one sequence or a batch: `{"input_ids", "attention_mask"}` padded with `[PAD]` to the longest
+        (truncated to `max_length` tokens, the final `[SEP]` kept); torch tensors when `return_tensors="pt"`, else lists."""
+        single = isinstance(seqs, str)
+        batch = [seqs] if single else list(seqs)
+        if not batch: raise ValueError("parameter 'seqs' must hold at least one sequence")
+        if max_length is not None and not (isinstance(max_length, int) and max_length >= (3 if add_special_tokens else 1)):
+            raise ValueError(f"parameter 'max_length' must be an int >= {3 if add_special_tokens else 1} or None; got {max_length!r}")
+        enc = [self.encode(s, add_special_tokens) for s in batch]
+        if max_length is not None:
+            enc = [e if len(e) <= max_length else (e[:max_length - 1] + [self.sep_token_id] if add_special_tokens else e[:max_length]) for e in enc]
+        n = max(len(e) for e in enc)
+        ids = [e + [self.pad_token_id] * (n - len(e)) for e in enc]
+        mask = [[1] * len(e) + [0] * (n - len(e)) for e in enc]
+        if return_tensors == "pt":
+            import torch
+            return {"input_ids": torch.tensor(ids, dtype=torch.long), "attention_mask": torch.tensor(mask, dtype=torch.long)}
+        if return_tensors is not None: raise ValueError(f"parameter 'return_tensors' must be 'pt' or None; got {return_tensors!r}")
+        return {"input_ids": ids[0] if single else ids, "attention_mask": mask[0] if single else mask}
+
+
+def tiny_bert_model(seed: int = 0, vocab_size: int = 261, hidden_size: int = 32, num_hidden_layers: int = 2,
+                    num_attention_heads: int = 2, intermediate_size: int = 64, max_position_embeddings: int = 64,
+                    pad_token_id: int = 0, **config_kwargs):
+    """A randomly initialised `transformers.BertModel` from a tiny `BertConfig` built in code (no download), in eval
+    mode (dropout off: call `.train()` to fine-tune). Default `vocab_size` 261 = `KmerTokenizer(4).vocab_size`."""
+    for name, v in (("vocab_size", vocab_size), ("hidden_size", hidden_size), ("num_hidden_layers", num_hidden_layers),
+                    ("num_attention_heads", num_attention_heads), ("intermediate_size", intermediate_size),
+                    ("max_position_embeddings", max_position_embeddings)):
+        if not (isinstance(v, int) and v >= 1): raise ValueError(f"parameter '{name}' must be an int >= 1; got {v!r}")
+    if hidden_size % num_attention_heads: raise ValueError(f"parameter 'hidden_size' must be a multiple of num_attention_heads; got {hidden_size!r}")
+    import torch
+    from transformers import BertConfig, BertModel
+    cfg = BertConfig(vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=num_hidden_layers,
+                     num_attention_heads=num_attention_heads, intermediate_size=intermediate_size,
+                     max_position_embeddings=max_position_embeddings, pad_token_id=pad_token_id, **config_kwargs)
+    torch.manual_seed(seed)
+    return BertModel(cfg).eval()
+
+# %% ../../nbs/blocks/01_hf.ipynb #60e4a50c
+def tiny_vit_model(seed: int = 0, image_size: int = 32, patch_size: int = 4, hidden_size: int = 64,
+                   num_hidden_layers: int = 2, num_attention_heads: int = 4, intermediate_size: int = 128,
+                   use_mask_token: bool = True, **config_kwargs):
+    "A randomly initialised `transformers.ViTModel` (seeded, eval mode, no pooler; no download). Outputs B×(1+N)×hidden."
+    import torch
+    from transformers import ViTConfig, ViTModel
+    cfg = ViTConfig(image_size=image_size, patch_size=patch_size, hidden_size=hidden_size,
+                    num_hidden_layers=num_hidden_layers, num_attention_heads=num_attention_heads,
+                    intermediate_size=intermediate_size, **config_kwargs)
+    torch.manual_seed(seed)
+    return ViTModel(cfg, add_pooling_layer=False, use_mask_token=use_mask_token).eval()
