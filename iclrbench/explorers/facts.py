@@ -218,7 +218,7 @@ class FACTSExplorer(Explorer):
                                              value=("facts", "gru"), description="models", rows=3, style=fs["style"]),
             "sequence": widgets.IntSlider(value=0, min=0, max=N_SHOW - 1, description="test sequence", **fs),
             "step": widgets.IntSlider(value=6, min=0, max=T - 1, description="time step", **fs),
-            "permute": widgets.ToggleButton(value=False, description="permute inputs", icon="random"),
+            "permute": widgets.ToggleButton(value=False, description="permute inputs"),
             "train": widgets.Button(description="Train", button_style="info"),
         }
         super().__init__(controls, ["frames", "mse", "routing", "slots", "curves"], title="FACTS explorer", columns=4,
