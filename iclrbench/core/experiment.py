@@ -90,6 +90,16 @@ class RunContext:
     def _on_gpu(self) -> bool:
         return self.params.get("device", "cpu") != "cpu" and self.device.type != "cpu"
 
+    def map_seeds(self, job: Callable[[tuple], Any], p: dict, workers: int) -> dict[int, Any]:
+        """Run `job((p, seed, seed == self.seed))` for every seed of the run in `workers` processes and return
+        {seed: its output}, for a paper whose seeds train independently (call it in `setup`; `one_seed` then reads its
+        seed's output from `ctx.shared` and does the `ctx` bookkeeping). {} where the seeds would run in this process
+        anyway (one worker, one seed, or a GPU): `one_seed` then does the work itself."""
+        if workers <= 1 or len(self.seeds) <= 1 or self._on_gpu(): return {}
+        with self.time("seeds (parallel)"):
+            outs = self.map(job, [(p, s, s == self.seed) for s in self.seeds], workers=workers)
+        return dict(zip(self.seeds, outs))
+
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], workers: int = 1) -> list[Any]:
         """`[fn(x) for x in items]`, in `workers` processes when more than one (forked on Linux, so functions defined
         in a notebook work; elsewhere, when `workers` is 1, and on a GPU (CUDA cannot be used in a forked child), in

@@ -901,11 +901,7 @@ def _seed_job(args: tuple) -> dict[str, Any]:
 
 def setup(p: dict, ctx) -> dict:
     "With `workers` > 1 (CPU only) train the seeds in parallel processes (the same numbers as in one process)."
-    if p["workers"] > 1 and len(ctx.seeds) > 1 and str(ctx.device) == "cpu":
-        with ctx.time("seeds (parallel)"):
-            outs = ctx.map(_seed_job, [(p, s, s == ctx.seed) for s in ctx.seeds], workers=p["workers"])
-        return dict(zip(ctx.seeds, outs))
-    return {}
+    return ctx.map_seeds(_seed_job, p, p["workers"])
 
 
 def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
