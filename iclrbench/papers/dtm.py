@@ -472,8 +472,13 @@ def _check_dtm(m) -> tuple[bool, str]:
     a_d, a_t = mean(m["probe_dtm"]), mean(m["probe_tokenwise"])
     l_d, l_t = mean(m["heldout_loss_dtm"]), mean(m["heldout_loss_tokenwise"])
     frac = mean(m["merged_fraction_dtm"])
-    held = a_d >= a_t - 0.01 and l_d <= 1.05 * l_t and frac > 0.05
-    return held, (f"image probe DTM {per_seed(m['probe_dtm'])} (mean {a_d:.3f}) vs token-wise "
+    # a token-wise baseline whose image probe is at chance has not learned: "DTM is not worse" would then hold even if
+    # DTM learned nothing too, so the claim needs the baseline at least 5 points above chance (ours)
+    chance = 1 / len(SHAPES)
+    baseline_trained = a_t >= chance + 0.05
+    held = a_d >= a_t - 0.01 and l_d <= 1.05 * l_t and frac > 0.05 and baseline_trained
+    return held, (f"{'' if baseline_trained else f'token-wise baseline at chance (probe {a_t:.3f} < {chance:.3f} + 0.05): nothing decided; '}"
+                  f"image probe DTM {per_seed(m['probe_dtm'])} (mean {a_d:.3f}) vs token-wise "
                   f"{per_seed(m['probe_tokenwise'])} (mean {a_t:.3f}); held-out token-wise loss DTM "
                   f"{per_seed(m['heldout_loss_dtm'], '{:.4f}')} (mean {l_d:.4f}) vs token-wise "
                   f"{per_seed(m['heldout_loss_tokenwise'], '{:.4f}')} (mean {l_t:.4f}, ratio {l_d / l_t:.3f} ≤ 1.05); "

@@ -6,12 +6,12 @@ from counterexamples._build import case_builder, with_seed
 _BASE = {
     "pilot_acc_n0": [0.501, 0.423, 0.434], "pilot_acc_n16": [0.560, 0.480, 0.490], "pilot_acc_n32": [0.620, 0.540, 0.550],
     "pilot_acc_n48": [0.660, 0.580, 0.590], "pilot_cons_n0": [0.341, 0.289, 0.292], "pilot_cons_n32": [0.470, 0.420, 0.430],
-    "probe_dtm": [0.400, 0.392, 0.350], "probe_tokenwise": [0.400, 0.390, 0.334],
+    "probe_dtm": [0.450, 0.442, 0.400], "probe_tokenwise": [0.450, 0.440, 0.384],
     "heldout_loss_dtm": [6.0250, 6.0226, 5.6336], "heldout_loss_tokenwise": [6.0249, 6.0225, 5.6334],
     "merged_fraction_dtm": [0.386, 0.363, 0.358], "sigma_n": 1.5,
     "token_probe_dtm": [0.842, 0.830, 0.854], "token_probe_tokenwise": [0.842, 0.830, 0.855],
     "clean_loss_dtm": [0.0933, 0.0732, 0.0796], "clean_loss_tokenwise": [0.0930, 0.0729, 0.0792],
-    "probe_static": [0.380, 0.370, 0.330], "static_n": 32, "static_k": 3,
+    "probe_static": [0.430, 0.420, 0.380], "static_n": 32, "static_k": 3,
 }
 _KEYS = {
     "pilot-consistency": ["pilot_acc_n0", "pilot_acc_n16", "pilot_acc_n32", "pilot_acc_n48", "pilot_cons_n0", "pilot_cons_n32"],
@@ -34,6 +34,8 @@ COUNTEREXAMPLES: dict[str, list[dict]] = {
         _case("pilot-consistency", pilot_acc_n32=list(_BASE["pilot_acc_n0"])),
     ],
     "dtm-vs-tokenwise": [
+        # both students at chance (1/3 for three shapes): the baseline did not train, nothing is decided
+        _case("dtm-vs-tokenwise", probe_dtm=[0.36, 0.35, 0.34], probe_tokenwise=[0.35, 0.35, 0.34]),
         # DTM's probe 2 points below token-wise on average
         _case("dtm-vs-tokenwise", probe_dtm=[0.380, 0.370, 0.330]),
         # DTM's held-out token-wise loss 8 % above token-wise's
@@ -44,7 +46,7 @@ COUNTEREXAMPLES: dict[str, list[dict]] = {
     ],
     "dynamic-beats-static": [
         # the static schedule beats the dynamic one
-        _case("dynamic-beats-static", probe_static=[0.420, 0.410, 0.370]),
-        _case("dynamic-beats-static", probe_static=_seed("probe_static", 0, 0.520)),
+        _case("dynamic-beats-static", probe_static=[0.470, 0.460, 0.420]),
+        _case("dynamic-beats-static", probe_static=_seed("probe_static", 0, 0.620)),
     ],
 }
