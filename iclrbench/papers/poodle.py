@@ -447,8 +447,11 @@ def _pts(v) -> list[float]:
 
 def _check_not_worse(m) -> tuple[bool, str]:
     a, b = m["miou_poodle"], m["miou_dense_only"]
-    held = mean(a) >= mean(b) - 0.01
-    return held, (f"mIoU (5 classes, points) PooDLe {per_seed(_pts(a), '{:.1f}')} mean {100 * mean(a):.1f} vs dense-only "
+    # a dense-only baseline below its own random-init readout has not learned: it must not decide the comparison
+    trained = mean(b) > mean(m["miou_random_encoder"])
+    held = mean(a) >= mean(b) - 0.01 and trained
+    return held, (("" if trained else f"dense-only baseline below its random init ({100 * mean(b):.1f} vs "
+                   f"{100 * mean(m['miou_random_encoder']):.1f}): it did not train, nothing decided; ") + f"mIoU (5 classes, points) PooDLe {per_seed(_pts(a), '{:.1f}')} mean {100 * mean(a):.1f} vs dense-only "
                   f"{per_seed(_pts(b), '{:.1f}')} mean {100 * mean(b):.1f}; difference {100 * (mean(a) - mean(b)):+.1f} (threshold ≥ −1)")
 
 
