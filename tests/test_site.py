@@ -167,6 +167,17 @@ def test_site_pages_need_nothing_from_outside(built):
 
 
 @pytest.mark.slow
+def test_site_serves_the_fonts_the_widget_manager_css_names(built):
+    "The widget manager's style sheet asks for `../webfonts/fa-*.woff2` from a page under papers/: every one exists."
+    manager = built.out / "vendor" / "html-manager" / "embed-amd.js"
+    if not manager.exists(): pytest.skip("widget manager not vendored (npm unavailable): " + "; ".join(built.warnings))
+    names = set(re.findall(r"url\(\.\./webfonts/([\w.-]+\.woff2)\)", manager.read_text(encoding="utf-8")))
+    assert names, "the vendored widget manager no longer names ../webfonts/: re-check where its fonts resolve"
+    for name in names:
+        assert (built.out / "papers" / ".." / "webfonts" / name).resolve().is_file(), f"webfonts/{name} is missing"
+
+
+@pytest.mark.slow
 def test_site_paper_pages_hold_figures_widget_state_and_static_view(built):
     from site_build import site_papers
     if not (built.out / "vendor" / "html-manager" / "embed-amd.js").exists():

@@ -18,7 +18,8 @@ from PIL import Image
 
 from ..core import torch_threads
 from ..papers.color_vision import (BOOST_Q_PEAK, DIM_THRESHOLD, IMAGES, LOSS_BORDER, MOSAICS, PEAK_SETS, Retina, Simulation,
-                                          cmf_sim, colour_dims, cone_fundamentals, interior, linear_to_srgb, ring_spectra, run)
+                                          cmf_sim, colour_dims, cone_fundamentals, interior, linear_to_srgb, restore_simulation,
+                                          ring_spectra, run)
 from ..views.explorer import Explorer
 
 # %% auto #0
@@ -361,13 +362,22 @@ class ColorVisionExplorer(Explorer):
                 round(s["noise"], 4), s["latent_k"])
 
     def _seed_from_run(self):
-        """Start from the cortices the run trained (`result.objects`, a live run only; a result read from JSON starts
-        colour-blind): the eyes built from the run's own configuration, cloned so that training here never changes them."""
-        for tag, sim in self.result.objects.get("simulations", {}).items():
-            if tag in ("boost", "boost_generic", "boost_control"): continue        # boosted mosaics: not an eye _retina builds
+        """Start from the cortices the run trained: live ones (`result.objects`) are cloned so that training here never
+        changes them; a result read back from JSON carries their weights (`artefacts["cortices"]`, `restore_simulation`
+        on the eye the run built). Older results without them start colour-blind."""
+        live = {t: s for t, s in self.result.objects.get("simulations", {}).items()
+                if t not in ("boost", "boost_generic", "boost_control")}       # boosted mosaics: not an eye _retina builds
+        p = self.result.params
+        for tag, sim in live.items():
             r = sim.retina
             cfg = (r.peaks, r.mosaic_kind, r.images, r.spectra, r.eye_motion, r.lateral_inhibition, round(r.noise, 4), sim.K)
             self.cached(("sim", cfg), sim.clone)
+        if live: return
+        histories = {t: runs[0]["history"] for t, runs in self.result.artefacts.get("runs", {}).items() if runs}
+        for tag, w in self.result.artefacts.get("cortices", {}).items():
+            peaks = tuple(float(x) for x in w["peaks"])
+            cfg = (peaks, p["mosaic"], IMAGES, p["spectra"], int(w["eye_motion"]), p["lateral_inhibition"], round(p["noise"], 4), p["latent_k"])
+            self.cached(("sim", cfg), lambda w=w, cfg=cfg, tag=tag: restore_simulation(w, self._retina(cfg), p, self.seed, histories.get(tag)))
 
     def _retina(self, cfg):
         peaks, mosaic, images, spectra, motion, li, noise, _ = cfg

@@ -7,7 +7,7 @@ Docs: https://iclrbench.github.io/iclrbench/papers/color_vision.html.md"""
 # %% ../../nbs/papers/color_vision.ipynb #a2e16dd1
 from __future__ import annotations
 
-import copy, math
+import base64, copy, math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -31,7 +31,7 @@ __all__ = ['WAVELENGTHS', 'PEAK_SETS', 'HUMAN_Q', 'BOOST_Q_PEAK', 'GENERIC_TRICH
            'estimate_shift', 'Demosaic', 'CortexModule', 'Cortex', 'prediction_loss', 'interior', 'type_means',
            'normalised_singular_values', 'identity_spectrum', 'ring_spectra', 'colour_dims', 'excitation_spectrum',
            'Simulation', 'probe_r2', 'cmf_sim', 'peaks_for', 'make_retina', 'new_simulation', 'train_simulation',
-           'train_job', 'summarise', 'start', 'one_seed', 'explore']
+           'train_job', 'summarise', 'cortex_weights', 'restore_simulation', 'start', 'one_seed', 'explore']
 
 # %% ../../nbs/papers/color_vision.ipynb #49fa9699
 WAVELENGTHS = np.arange(400.0, 701.0, 10.0)          # 31 bands, nm (the card's miniature grid)
@@ -872,6 +872,37 @@ def summarise(sim: Simulation, seed: int) -> dict:
             "final_loss": sim.history["loss"][-1], "scope_type_acc": sim.scope_type_accuracy(),
             "history": {"step": sim.history["step"], "loss": sim.history["loss"], "sv": [np.round(v, 5).tolist() for v in sim.history["sv"]]}}
 
+# %% ../../nbs/papers/color_vision.ipynb #d6225ed7
+def cortex_weights(sim: Simulation) -> dict:
+    """A trained simulation as JSON-safe text: the cortex's and the Neural Scopes' weights (float32, base64), its step,
+    eye peaks and eye motion. `restore_simulation` rebuilds it on the same retina, so a result read back from JSON
+    (the docs, a stored run) still holds the cortices the run trained."""
+    def pack(module):
+        return {k: {"shape": list(v.shape), "f32": base64.b64encode(v.detach().cpu().float().contiguous().numpy().tobytes()).decode()}
+                for k, v in module.state_dict().items()}
+    return {"step": sim.step, "peaks": [float(x) for x in sim.retina.peaks], "eye_motion": int(sim.retina.eye_motion),
+            "cortex": pack(sim.cortex), "scope_rgb": pack(sim.scope_rgb), "scope_type": pack(sim.scope_type)}
+
+
+def restore_simulation(weights: dict, retina: Retina, p: dict, seed: int, history: dict | None = None) -> Simulation:
+    """The simulation `cortex_weights` saved, on `retina` (the eye the run built: `make_retina(weights["peaks"], p, seed,
+    weights["eye_motion"])`): same cortex, scopes, step and (if given) history. Adam's moments and the random
+    generators are not saved, so training on from here is not bit-identical to training on the live run."""
+    if tuple(float(x) for x in weights["peaks"]) != tuple(float(x) for x in retina.peaks):
+        raise ValueError(f"parameter 'retina' has peaks {retina.peaks}; the weights were trained on {weights['peaks']}")
+    sim = new_simulation(retina, p, seed)
+    def unpack(module, packed):
+        dev = next(module.parameters()).device
+        module.load_state_dict({k: torch.as_tensor(np.frombuffer(base64.b64decode(v["f32"]), dtype=np.float32).reshape(v["shape"]).copy(), device=dev)
+                                for k, v in packed.items()})
+    unpack(sim.cortex, weights["cortex"]); unpack(sim.scope_rgb, weights["scope_rgb"]); unpack(sim.scope_type, weights["scope_type"])
+    sim.step = int(weights["step"])
+    if history is not None:      # a stored history may keep fewer series than a live one: those read as not logged
+        n = len(history["step"])
+        sim.history = {k: list(history[k]) if k in history else [None] * n for k in sim.history}
+    return sim
+
+
 # %% ../../nbs/papers/color_vision.ipynb #80038c92
 _READ_OUTS = ("sv", "dims", "sv_all_cells", "dims_all_cells", "cmf_dims", "cmf_errors", "probe_r2", "final_loss", "scope_type_acc",
               "eye_sv")
@@ -916,6 +947,8 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
             sims["boost_control"] = trained["boost_control"][0]
             runs["boost_control"] = summarise(sims["boost_control"], seed)
     if seed == ctx.seed: ctx.objects["simulations"] = sims          # the first seed's trained cortices, for the explorer
+    if seed == ctx.seed:   # ... and their weights, so that a result read back from JSON opens on them too (not boosted eyes)
+        ctx.artefacts["cortices"] = {t: cortex_weights(s) for t, s in sims.items() if t not in BOOSTED_TAG.values() and t != "boost_control"}
     row: dict[str, Any] = {}
     for tag, r in runs.items():
         ctx.artefacts["runs"].setdefault(tag, []).append({k: r[k] for k in _ARTEFACTS})

@@ -99,6 +99,13 @@ def install_vendor(site: Path, node_modules: Path | None) -> list[str]:
         if f.name.endswith(".map") or f.name.startswith("embed.js") or f.name == "libembed-amd.js": continue
         _copy(f, v / "html-manager" / f.name)
     _copy(node_modules / "requirejs" / "require.js", v / "require.js")
+    # the widget manager's style sheet also names Font Awesome as `../webfonts/fa-*.woff2` (unresolved by its bundler);
+    # injected into a page under papers/, that is <site>/webfonts/: serve the woff2 files there (browsers that load
+    # woff2 never ask for the other formats), so a button with an `icon=` gets its glyph instead of a 404
+    fonts = node_modules / "@fortawesome" / "fontawesome-free" / "webfonts"
+    if fonts.is_dir():
+        for f in fonts.glob("*.woff2"): _copy(f, site / "webfonts" / f.name)
+    else: warnings.append("Font Awesome's webfonts not found beside the widget manager: button icons will 404")
     mj = node_modules / "mathjax" / "es5"
     for part in ("tex-chtml-full.js", "output/chtml/fonts/woff-v2", "a11y", "ui", "input/tex/extensions"):
         _copy(mj / part, v / "mathjax" / part)
