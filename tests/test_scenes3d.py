@@ -100,3 +100,78 @@ def test_bad_parameters_raise_value_error_naming_the_parameter():
     with pytest.raises(ValueError, match="'name'"): S.sample_primitive("cone", 10, np.random.default_rng(0))
     with pytest.raises(ValueError, match="'opacities'"):
         S.GaussianCloud(np.zeros((3, 3)), np.zeros((3, 4)), np.ones((3, 3)), np.ones(2), np.zeros((3, 1, 3)))
+
+
+# --- moving scenes: flying textured planes (DELTA) ---------------------------------------------------------------
+
+def test_flying_planes_tracks_reproject_exactly():
+    from iclrbench.blocks.cameras import unproject_points
+    c = S.flying_planes_clip(3, 24, 6, camera_motion=True)
+    T, H, W = c.shape
+    grid = np.stack(np.meshgrid(np.arange(W) + 0.5, np.arange(H) + 0.5), -1)
+    assert np.allclose(c.tracks[0], grid) and c.visible[0].all() and np.allclose(c.track_depth[0], c.depth[0])
+    k1 = c.object_id[0]
+    for t in range(T):
+        # world point of (u_t, v_t, d_t) through camera t = the plane point (a, b) moved by its object's pose at t
+        Xw = unproject_points(c.tracks[t], c.track_depth[t], c.K, c.cam_R[t], c.cam_t[t])
+        for k, pl in enumerate(c.planes):
+            m = k1 == k
+            ab0 = np.c_[c.plane_coords[m], np.zeros(m.sum())]
+            assert np.allclose(Xw[m], ab0 @ pl.R[t].T + pl.c[t], atol=1e-9)
+            # and the rigid motion of the frame-1 3-D point: X_t = R_t R_1ᵀ (X_1 − c_1) + c_t
+            X1 = unproject_points(c.tracks[0][m], c.track_depth[0][m], c.K, c.cam_R[0], c.cam_t[0])
+            assert np.allclose(Xw[m], (X1 - pl.c[0]) @ (pl.R[t] @ pl.R[0].T).T + pl.c[t], atol=1e-9)
+        # visible points: the z-buffer at the continuous position returns the same plane at exactly the track's depth
+        idx, z, _ = S.render_points(c.planes, t, c.tracks[t], c.K, c.cam_R[t], c.cam_t[t])
+        v = c.visible[t]
+        assert np.all(idx[v] == k1[v]) and np.allclose(z[v], c.track_depth[t][v])
+        inside = (c.tracks[t][..., 0] >= 0) & (c.tracks[t][..., 0] <= W) & (c.tracks[t][..., 1] >= 0) & (c.tracks[t][..., 1] <= H)
+        assert np.all((idx[~v] != k1[~v]) | ~inside[~v])               # invisible = occluded by another plane or outside
+    assert (~c.visible).any()                                            # the clip does contain occlusions / exits
+
+
+def test_flying_planes_rendering_matches_the_homography():
+    from iclrbench.blocks.cameras import apply_homography
+    c = S.flying_planes_clip(4, 16, 3)
+    t = 2
+    for k, pl in enumerate(c.planes):
+        Hk = c.K @ pl.camera_matrix(t, c.cam_R[t], c.cam_t[t])          # plane (a, b, 1) → pixel
+        m = c.object_id[0] == k
+        assert np.allclose(apply_homography(Hk, c.plane_coords[m]), c.tracks[t][m], atol=1e-9)
+    # the frame's colour at a pixel is the texture of the winning plane at the inverse-homography coordinates
+    grid = np.stack(np.meshgrid(np.arange(16) + 0.5, np.arange(16) + 0.5), -1)
+    idx, z, ab = S.render_points(c.planes, t, grid, c.K, c.cam_R[t], c.cam_t[t])
+    assert np.array_equal(idx, c.object_id[t]) and np.allclose(z, c.depth[t])
+    i, j = 7, 9
+    assert np.allclose(c.video[t, i, j], c.planes[idx[i, j]].sample_texture(ab[i, j]))
+
+
+def test_flying_planes_depth_ranges_noise_and_scaling():
+    c1, c4 = S.flying_planes_clip(5, 16, 4), S.flying_planes_clip(5, 16, 4, depth_scale=4.0)
+    assert np.allclose(c1.video, c4.video) and np.allclose(c1.tracks, c4.tracks) and np.array_equal(c1.visible, c4.visible)
+    assert np.allclose(c4.depth, 4 * c1.depth) and np.allclose(c4.depth_noisy, 4 * c1.depth_noisy)
+    b = S.flying_planes_batch(range(20), 16, 2)
+    assert 0.7 < b["depth"].min() and b["depth"].max() < 4.2                   # training range ≈ [1, 4]
+    assert 2.8 < 4 * b["depth"].min() and 4 * b["depth"].max() < 16.8
+    # multiplicative noise: log(D/d) has std ≈ σ and is spatially smooth (neighbours strongly correlated)
+    r = np.log(b["depth_noisy"] / b["depth"])
+    assert abs(r.std() - 0.05) < 0.01
+    assert np.corrcoef(r[..., :-1].ravel(), r[..., 1:].ravel())[0, 1] > 0.6
+    assert np.allclose(S.flying_planes_clip(5, 16, 4, depth_noise=0.0).depth_noisy, c1.depth)
+    # determinism; the same scene for n_objects = the drawn number
+    assert np.array_equal(S.flying_planes_clip(5, 16, 4).video, c1.video)
+    assert np.array_equal(S.flying_planes_clip(5, 16, 4, n_objects=len(c1.planes) - 1).video, c1.video)
+
+
+def test_motion_boundaries_and_bad_parameters():
+    oid = np.zeros((8, 8), dtype=int); oid[:, 5:] = 1
+    b = S.motion_boundaries(oid, 2)
+    assert b[:, 3:7].all() and not b[:, :3].any() and not b[:, 7:].any()
+    with pytest.raises(ValueError, match="'size'"):
+        S.flying_planes_clip(0, 4)
+    with pytest.raises(ValueError, match="'n_frames'"):
+        S.flying_planes_clip(0, 16, 1)
+    with pytest.raises(ValueError, match="'depth_scale'"):
+        S.flying_planes_clip(0, 16, 2, depth_scale=0)
+    with pytest.raises(ValueError, match="'names'"):
+        S.texture_images(["lena"])

@@ -19,9 +19,12 @@ import numpy as np
 from .cameras import Camera, rotmat_to_quat, view_ring, view_sphere
 
 # %% auto #0
-__all__ = ['PRIMITIVES', 'SCENE_KINDS', 'GaussianCloud', 'SceneLayout', 'primitive_areas', 'sample_primitive', 'sample_surface',
-           'smooth_field', 'checker_patch', 'tangent_quats', 'scene_attributes', 'StaticScene', 'make_static_scene',
-           'scene_views', 'points_trace', 'primitive_meshes', 'mesh_traces', 'camera_traces']
+__all__ = ['PRIMITIVES', 'SCENE_KINDS', 'TEXTURE_SOURCES', 'TRAIN_DEPTH_RANGE', 'TEST_DEPTH_RANGES', 'GaussianCloud',
+           'SceneLayout', 'primitive_areas', 'sample_primitive', 'sample_surface', 'smooth_field', 'checker_patch',
+           'tangent_quats', 'scene_attributes', 'StaticScene', 'make_static_scene', 'scene_views', 'points_trace',
+           'primitive_meshes', 'mesh_traces', 'camera_traces', 'texture_images', 'make_texture', 'PlaneObject',
+           'FlyingPlanesClip', 'render_points', 'smoothed_depth_noise', 'flying_planes_clip', 'flying_planes_batch',
+           'motion_boundaries']
 
 # %% ../../nbs/blocks/17_scenes3d.ipynb #3fd13007
 @dataclass
@@ -295,3 +298,243 @@ def camera_traces(cameras: Sequence[Camera], scale: float = 0.25, color: str = "
             for a, b in ((C, corners[k]), (corners[k], corners[(k + 1) % 4])):
                 xs += [a[0], b[0], None]; ys += [a[1], b[1], None]; zs += [a[2], b[2], None]
     return [go.Scatter3d(x=xs, y=ys, z=zs, mode="lines", line=dict(color=color, width=2), name=name)]
+
+# %% ../../nbs/blocks/17_scenes3d.ipynb #0d46f7e2
+from .cameras import axis_angle_to_rotmat, intrinsics, project_points
+
+
+TEXTURE_SOURCES = ("astronaut", "coffee", "chelsea", "noise")
+
+
+def texture_images(names: Sequence[str] = ("astronaut", "coffee", "chelsea")) -> list[np.ndarray]:
+    "The scikit-image bundled images used as texture sources, float64 RGB in [0, 1] (loaded from the installed wheel)."
+    import skimage.data
+    out = []
+    for n in names:
+        if n not in TEXTURE_SOURCES[:-1]: raise ValueError(f"parameter 'names' must hold names from {list(TEXTURE_SOURCES[:-1])}; got {n!r}")
+        im = getattr(skimage.data, n)()
+        out.append(np.asarray(im, dtype=np.float64)[..., :3] / 255.0)
+    return out
+
+
+def make_texture(size: int, rng: np.random.Generator, images: Sequence[np.ndarray] | None = None, source: str | None = None) -> np.ndarray:
+    """A `size`×`size`×3 texture: a random square crop of one of `images`, area-averaged down to `size` (no aliasing),
+    or smooth procedural noise (`source="noise"`, or when no images are given); contrast-stretched to [0.05, 0.95]."""
+    from scipy.ndimage import gaussian_filter
+    if int(size) < 2: raise ValueError(f"parameter 'size' must be >= 2; got {size!r}")
+    size = int(size)
+    if source is None:
+        source = "noise" if not images else ("noise" if rng.random() < 0.25 else "image")
+    if source == "noise" or not images:
+        base = rng.normal(size=(size, size, 3))
+        tex = np.stack([gaussian_filter(base[..., c], sigma=size / 10, mode="wrap") for c in range(3)], axis=-1)
+        tex += 0.5 * rng.normal(size=(size, size, 3)) * tex.std()          # a little fine detail for the correlation
+    else:
+        im = images[int(rng.integers(len(images)))]
+        side = size * int(rng.integers(max(1, min(im.shape[:2]) // (4 * size)), min(im.shape[:2]) // (2 * size) + 1))
+        i0, j0 = int(rng.integers(0, im.shape[0] - side + 1)), int(rng.integers(0, im.shape[1] - side + 1))
+        f = side // size                                                   # area averaging: f×f blocks → one texel
+        tex = im[i0:i0 + side, j0:j0 + side].reshape(size, f, size, f, 3).mean(axis=(1, 3))
+    lo, hi = np.percentile(tex, 1), np.percentile(tex, 99)
+    return np.clip(0.05 + 0.9 * (tex - lo) / max(hi - lo, 1e-9), 0.0, 1.0)
+
+# %% ../../nbs/blocks/17_scenes3d.ipynb #d24cc070
+@dataclass
+class PlaneObject:
+    """A rigid textured rectangle: half sizes `half = (h_a, h_b)`, an `(S, S, 3)` `texture` spanning the rectangle, and
+    per-frame poses `R (T, 3, 3)`, `c (T, 3)` (object → world: $X = R\\,(a, b, 0)^\\top + c$)."""
+    half: tuple
+    texture: np.ndarray
+    R: np.ndarray
+    c: np.ndarray
+
+    def camera_matrix(self, t: int, cam_R: np.ndarray, cam_t: np.ndarray) -> np.ndarray:
+        "$M=[R_cR_oe_1, R_cR_oe_2, R_cc_o+t_c]$: maps plane coordinates $(a,b,1)$ to camera coordinates at frame t."
+        RR = cam_R @ self.R[t]
+        return np.stack([RR[:, 0], RR[:, 1], cam_R @ self.c[t] + cam_t], axis=1)
+
+    def sample_texture(self, ab: np.ndarray) -> np.ndarray:
+        "Bilinear texture lookup at plane coordinates `ab (..., 2)` (clamped at the border)."
+        S = self.texture.shape[0]
+        x = (ab[..., 0] / self.half[0] + 1) * 0.5 * S - 0.5
+        y = (ab[..., 1] / self.half[1] + 1) * 0.5 * S - 0.5
+        x, y = np.clip(x, 0, S - 1), np.clip(y, 0, S - 1)
+        x0, y0 = np.minimum(np.floor(x).astype(int), S - 2), np.minimum(np.floor(y).astype(int), S - 2)
+        fx, fy = (x - x0)[..., None], (y - y0)[..., None]
+        T = self.texture
+        return ((1 - fy) * ((1 - fx) * T[y0, x0] + fx * T[y0, x0 + 1]) + fy * ((1 - fx) * T[y0 + 1, x0] + fx * T[y0 + 1, x0 + 1]))
+
+# %% ../../nbs/blocks/17_scenes3d.ipynb #c20231b8
+@dataclass
+class FlyingPlanesClip:
+    """One generated clip with exact dense 3-D ground truth (numpy).
+
+    `video (T, H, W, 3)` in [0, 1]; `depth (T, H, W)` rendered z; `depth_noisy (T, H, W)` the depth *input*;
+    `object_id (T, H, W)` (0 = background); for every frame-1 pixel `(i, j)`: `tracks (T, H, W, 2)` = $(u_t, v_t)$,
+    `track_depth (T, H, W)` = $d_t$, `visible (T, H, W)`; the camera `K`, `cam_R (T, 3, 3)`, `cam_t (T, 3)`
+    (world to camera), the `planes` (index 0 = background) and the `depth_scale` the scene was built with."""
+    video: np.ndarray
+    depth: np.ndarray
+    depth_noisy: np.ndarray
+    object_id: np.ndarray
+    tracks: np.ndarray
+    track_depth: np.ndarray
+    visible: np.ndarray
+    K: np.ndarray
+    cam_R: np.ndarray
+    cam_t: np.ndarray
+    planes: list
+    depth_scale: float = 1.0
+    plane_coords: np.ndarray | None = None   # (H, W, 2): frame-1 pixel → (a, b) on its plane
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        "(T, H, W)."
+        return self.depth.shape
+
+    def points_3d(self, t: int, world: bool = False) -> np.ndarray:
+        "`(H, W, 3)` ground-truth positions at frame t of the frame-1 pixels (camera coordinates of frame t, or world)."
+        from iclrbench.blocks.cameras import unproject_points
+        if world: return unproject_points(self.tracks[t], self.track_depth[t], self.K, self.cam_R[t], self.cam_t[t])
+        return unproject_points(self.tracks[t], self.track_depth[t], self.K)
+
+
+def render_points(planes: Sequence[PlaneObject], t, uv: np.ndarray, K: np.ndarray, cam_R: np.ndarray,
+                  cam_t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Z-buffer at continuous pixel positions `uv (..., 2)` at frame `t` (an int with one camera `cam_R (3, 3)`,
+    `cam_t (3,)`; or a sequence of frames with `uv (len(t), ..., 2)` and per-frame cameras `(len(t), 3, 3)`,
+    `(len(t), 3)`): (index of the nearest plane containing the ray, -1 if none; its depth z, inf if none; plane
+    coordinates (a, b) on it). Inverse homography per plane: $q = M^{-1}K^{-1}(u, v, 1)^\top$, $z = 1/q_3$."""
+    single = np.ndim(t) == 0
+    ts = np.atleast_1d(np.asarray(t, dtype=np.int64))
+    uv = np.asarray(uv, dtype=np.float64)
+    if single: uv, cam_R, cam_t = uv[None], np.asarray(cam_R)[None], np.asarray(cam_t)[None]
+    ray = np.concatenate([uv, np.ones(uv.shape[:-1] + (1,))], axis=-1) @ np.linalg.inv(K).T     # (T, ..., 3), z = 1
+    flat = ray.reshape(len(ts), -1, 3)
+    best = np.full(flat.shape[:2], np.inf)
+    idx = np.full(flat.shape[:2], -1, dtype=np.int64)
+    ab_best = np.zeros(flat.shape[:2] + (2,))
+    for k, pl in enumerate(planes):
+        Minv = np.linalg.inv(np.stack([pl.camera_matrix(int(tt), cam_R[i], cam_t[i]) for i, tt in enumerate(ts)]))
+        q = flat @ np.swapaxes(Minv, 1, 2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = 1.0 / q[..., 2]
+            ab = q[..., :2] * z[..., None]
+        inside = (z > 1e-9) & (np.abs(ab[..., 0]) <= pl.half[0]) & (np.abs(ab[..., 1]) <= pl.half[1]) & (z < best)
+        best = np.where(inside, z, best)
+        idx = np.where(inside, k, idx)
+        ab_best = np.where(inside[..., None], ab, ab_best)
+    shp = uv.shape[:-1]
+    idx, best, ab_best = idx.reshape(shp), best.reshape(shp), ab_best.reshape(shp + (2,))
+    return (idx[0], best[0], ab_best[0]) if single else (idx, best, ab_best)
+
+
+def smoothed_depth_noise(shape: tuple[int, int], rng: np.random.Generator, sigma_px: float = 1.5) -> np.ndarray:
+    "White noise smoothed by a Gaussian filter of `sigma_px` pixels and rescaled to unit variance (reflecting border)."
+    from scipy.ndimage import gaussian_filter
+    if sigma_px <= 0: return rng.normal(size=shape)
+    delta = np.zeros((int(8 * sigma_px) * 2 + 1,) * 2); delta[delta.shape[0] // 2, delta.shape[1] // 2] = 1.0
+    gain = math.sqrt((gaussian_filter(delta, sigma_px, mode="constant") ** 2).sum())
+    return gaussian_filter(rng.normal(size=shape), sigma_px, mode="reflect") / gain
+
+# %% ../../nbs/blocks/17_scenes3d.ipynb #cf2c303d
+TRAIN_DEPTH_RANGE, TEST_DEPTH_RANGES = (1.0, 4.0), ((1.0, 4.0), (4.0, 16.0))
+
+
+def flying_planes_clip(seed: int, size: int = 32, n_frames: int = 8, n_objects: int | None = None,
+                       depth_scale: float = 1.0, depth_noise: float = 0.05, noise_sigma_px: float = 1.5,
+                       camera_motion: bool | None = None, fov_x_deg: float = 60.0, max_speed_px: float = 1.0,
+                       max_turn_deg: float = 3.0, images: Sequence[np.ndarray] | None = None) -> FlyingPlanesClip:
+    """A flying-planes clip of `size`×`size` pixels and `n_frames` frames, depths in `depth_scale`·[1, 4].
+
+    A background plane at depth 3.2–3.6 (tilted ≤ 6°, drifting slowly) and `n_objects` (2 or 3 when None) textured
+    rectangles at depth 1–3, 25–50 % of the image wide, each with a random constant 3-D velocity (≤ `max_speed_px`
+    pixels per frame across the image, ≤ 2 % of its depth per frame along the view axis) and angular velocity
+    (≤ `max_turn_deg` per frame); the camera is static or (half the clips when `camera_motion` is None) translates
+    slowly. `depth_scale` multiplies every length with the same random draws (identical video, depths × scale).
+    Depth input: `depth × exp(depth_noise · n)`, n smoothed unit-variance noise, independent per frame."""
+    if int(size) < 8: raise ValueError(f"parameter 'size' must be >= 8; got {size!r}")
+    if int(n_frames) < 2: raise ValueError(f"parameter 'n_frames' must be >= 2; got {n_frames!r}")
+    if n_objects is not None and not 0 <= int(n_objects) <= 6: raise ValueError(f"parameter 'n_objects' must be in [0, 6]; got {n_objects!r}")
+    if not depth_scale > 0: raise ValueError(f"parameter 'depth_scale' must be positive; got {depth_scale!r}")
+    if not 0 <= depth_noise <= 1: raise ValueError(f"parameter 'depth_noise' must be in [0, 1]; got {depth_noise!r}")
+    rng = np.random.default_rng([int(seed), 3232])
+    W = H = int(size); T = int(n_frames); s = float(depth_scale)
+    K = intrinsics(W, H, fov_x_deg)
+    f = K[0, 0]
+    drawn = int(rng.integers(2, 4))                      # always drawn: the same seed gives the same scene for n_objects=drawn
+    n_obj = drawn if n_objects is None else int(n_objects)
+    moving_cam = bool(rng.random() < 0.5) if camera_motion is None else bool(camera_motion)
+    ts = np.arange(T, dtype=np.float64)
+    # camera: world = camera-1 frame; slow translation of the centre, no rotation
+    cam_v = (rng.uniform(-0.4, 0.4, 3) * np.array([1, 1, 0.5]) * 2.5 / f) if moving_cam else np.zeros(3)
+    cam_R = np.repeat(np.eye(3)[None], T, axis=0)
+    cam_t = -(ts[:, None] * cam_v[None]) * s
+    tex_px = max(8, W // 2)
+    planes = []
+    # background: covers the frustum at its depth with a wide margin, tilted slightly, drifting slowly
+    zb = rng.uniform(3.2, 3.6)
+    hb = zb * (W / 2) / f * 2.2
+    Rb0 = axis_angle_to_rotmat(np.r_[rng.uniform(-0.1, 0.1, 2), rng.uniform(-np.pi, np.pi)])
+    wb = np.r_[0.0, 0.0, rng.uniform(-0.01, 0.01)]
+    vb = np.r_[rng.uniform(-0.3, 0.3, 2) * zb / f, 0.0]
+    planes.append(PlaneObject((hb * s, hb * s), make_texture(2 * tex_px, rng, images),
+                              np.stack([axis_angle_to_rotmat(wb * k) @ Rb0 for k in ts]),
+                              (np.r_[0, 0, zb][None] + ts[:, None] * vb[None]) * s))
+    for _ in range(n_obj):
+        z0 = rng.uniform(1.0, 3.0)
+        uv0 = rng.uniform(0.2 * W, 0.8 * W, 2)
+        c0 = np.r_[(uv0 - K[:2, 2]) / f * z0, z0]
+        half = rng.uniform(0.125, 0.25, 2) * W * z0 / f          # half sizes: 25-50 % of the image wide at frame 1
+        R0 = axis_angle_to_rotmat(np.r_[rng.uniform(-0.5, 0.5, 2), rng.uniform(-np.pi, np.pi)])
+        w = rng.uniform(-1, 1, 3); w = w / np.linalg.norm(w) * math.radians(rng.uniform(0, max_turn_deg))
+        v = np.r_[rng.uniform(-max_speed_px, max_speed_px, 2) * z0 / f, rng.uniform(-0.02, 0.02) * z0]
+        zs = np.clip(z0 + ts * v[2], 1.0, 3.0)
+        c = np.c_[c0[None, :2] + ts[:, None] * v[None, :2], zs]
+        planes.append(PlaneObject((half[0] * s, half[1] * s), make_texture(tex_px, rng, images),
+                                  np.stack([axis_angle_to_rotmat(w * k) @ R0 for k in ts]), c * s))
+    grid = np.stack(np.meshgrid(np.arange(W) + 0.5, np.arange(H) + 0.5), axis=-1)
+    idx, depth, ab = render_points(planes, ts.astype(int), np.broadcast_to(grid, (T, H, W, 2)), K, cam_R, cam_t)
+    if np.any(idx < 0): raise RuntimeError("background plane does not cover the image; enlarge it")
+    video = np.zeros((T, H, W, 3))
+    for k, pl in enumerate(planes):
+        m = idx == k
+        video[m] = pl.sample_texture(ab[m])
+    oid = idx
+    # exact tracks of every frame-1 pixel: its plane k and plane coordinates (a, b), moved rigidly
+    k1, ab1 = oid[0], ab[0]
+    hom = np.concatenate([ab1, np.ones((H, W, 1))], axis=-1)
+    Xc = np.zeros((T, H, W, 3))
+    for k, pl in enumerate(planes):
+        m = k1 == k
+        Ms = np.stack([pl.camera_matrix(t, cam_R[t], cam_t[t]) for t in range(T)])
+        Xc[:, m] = hom[m][None] @ np.swapaxes(Ms, 1, 2)
+    tracks, tdepth = project_points(Xc, K)
+    inside = (tracks[..., 0] >= 0) & (tracks[..., 0] <= W) & (tracks[..., 1] >= 0) & (tracks[..., 1] <= H) & (tdepth > 0)
+    idx_t, _, _ = render_points(planes, ts.astype(int), tracks, K, cam_R, cam_t)
+    vis = inside & (idx_t == k1[None])
+    nrng = np.random.default_rng([int(seed), 3233])
+    noisy = depth * np.exp(depth_noise * np.stack([smoothed_depth_noise((H, W), nrng, noise_sigma_px) for _ in range(T)]))
+    return FlyingPlanesClip(video, depth, noisy, oid, tracks, tdepth, vis, K, cam_R, cam_t, planes, s, ab1)
+
+# %% ../../nbs/blocks/17_scenes3d.ipynb #a6be8afc
+def flying_planes_batch(seeds: Sequence[int], size: int = 32, n_frames: int = 8, depth_scale: float = 1.0,
+                        depth_noise: float = 0.05, n_objects: int | None = None, images: Sequence[np.ndarray] | None = None,
+                        **kw) -> dict[str, np.ndarray]:
+    """Stacked arrays of the clips with these seeds (float32 / bool / int): `video (N, T, 3, H, W)`, `depth_noisy`,
+    `depth`, `tracks (N, T, H, W, 2)`, `track_depth`, `visible`, `object_id (N, H, W)` of frame 1, `K (3, 3)`."""
+    if images is None: images = texture_images()
+    clips = [flying_planes_clip(s, size, n_frames, n_objects, depth_scale, depth_noise, images=images, **kw) for s in seeds]
+    st = lambda name: np.stack([getattr(c, name) for c in clips])
+    return {"video": st("video").transpose(0, 1, 4, 2, 3).astype(np.float32), "depth_noisy": st("depth_noisy").astype(np.float32),
+            "depth": st("depth").astype(np.float32), "tracks": st("tracks").astype(np.float32),
+            "track_depth": st("track_depth").astype(np.float32), "visible": st("visible"),
+            "object_id": st("object_id")[:, 0], "K": clips[0].K.astype(np.float32) if clips else intrinsics(size, size, 60.0)}
+
+
+def motion_boundaries(object_id: np.ndarray, radius: int = 2) -> np.ndarray:
+    "Pixels within `radius` pixels (Chebyshev) of a change of object id in the `(..., H, W)` map: the motion boundaries."
+    from scipy.ndimage import maximum_filter, minimum_filter
+    oid = np.asarray(object_id)
+    size = (1,) * (oid.ndim - 2) + (2 * radius + 1, 2 * radius + 1)
+    return maximum_filter(oid, size=size, mode="nearest") != minimum_filter(oid, size=size, mode="nearest")
