@@ -134,6 +134,14 @@ def test_noisy_teacher_scale_and_pilot_mechanism():
     s0 = dtm.pilot_scores(v, d.regions, te.P, 0, 4)
     s48 = dtm.pilot_scores(v, d.regions, te.P, 48, 4)
     assert s48["accuracy"] > s0["accuracy"] + 0.03 and s48["consistency"] > s0["consistency"] + 0.03
+    # the diagnostics of the matching: a noise-free teacher's groups stay inside regions and its scores see them;
+    # at σ_n = 1.5 the same-region and different-region scores are within a fifth of their spread
+    clean_s = dtm.pilot_scores(clean, d.regions, te.P, 32, 4)
+    assert s0["purity"] == 1.0 and clean_s["purity"] > 0.98 and 0 <= s48["purity"] <= 1
+    sig0, sig = dtm.matching_signal(clean, d.regions), dtm.matching_signal(v, d.regions)
+    assert sig0["cos_same"] - sig0["cos_diff"] > 0.5 and abs(sig["cos_same"] - sig["cos_diff"]) < 0.2 * sig["cos_std"]
+    rate = np.mean([(r[:, None] == r[None, :]).sum() - len(r) for r in d.regions]) / (64 * 63)
+    assert abs(sig["same_pair_rate"] - rate) < 1e-6
 
 
 def test_real_model_path_on_tiny_hf_vit():
@@ -179,3 +187,5 @@ def test_smoke_run(smoke_result):
     assert all(f > 0.05 for f in m["merged_fraction_dtm"]) and all(f == 0 for f in m["merged_fraction_tokenwise"])
     assert {c.id for c in r.claims} >= {"pilot-consistency", "dtm-vs-tokenwise"}
     assert r.artefacts["history_dtm"][0]["epoch"] == [1, 2, 3, 4]
+    # the reference points of the image probe: majority-class rate of the test labels and the untrained student
+    assert all(1 / 3 <= q <= 1 for q in m["majority_rate"]) and all(0 <= q <= 1 for q in m["probe_init"])

@@ -30,8 +30,9 @@ __all__ = ['SPLITS', 'SHAPES', 'REGIONS', 'IMG', 'PATCH', 'TEACHER_DIM', 'MASK_P
            'SWEEP_SIGMAS', 'CLAIMS', 'TOKEN_PROBE_IMAGES', 'CURVE_IMAGES', 'run', 'morph_step', 'Morph', 'morph',
            'schedule_r', 'dynamic_schedule', 'static_schedule', 'group_mean', 'smooth_l1', 'dtm_loss', 'ShapeData',
            'shape_images', 'NoisyTeacher', 'make_teacher', 'unit_noise', 'prototype_labels', 'grid_pairs',
-           'pilot_scores', 'mask_pool', 'make_student', 'lr_at', 'features', 'heldout_tokenwise_loss', 'image_probe',
-           'train_student', 'student_teacher_tokens', 'one_seed', 'finish', 'explore']
+           'pilot_scores', 'matching_signal', 'mask_pool', 'make_student', 'lr_at', 'features',
+           'heldout_tokenwise_loss', 'image_probe', 'train_student', 'student_teacher_tokens', 'one_seed', 'finish',
+           'explore']
 
 # %% ../../nbs/papers/dtm.ipynb #0f1588ad
 SPLITS = ("alternate", "random")
@@ -282,16 +283,39 @@ def grid_pairs(g: int = IMG // PATCH) -> tuple[np.ndarray, np.ndarray]:
 def pilot_scores(teacher_tokens: np.ndarray, regions: np.ndarray, prototypes: np.ndarray, n: int, k: int,
                  split: str = "alternate", seed: int = 0, n_max: int | None = None) -> dict[str, float]:
     """Prototype-label accuracy and spatial consistency of the patch tokens after morphing with `n` total merges over
-    `k` iterations (n = 0: the raw teacher). Tokens n_img×(1+T)×d with CLS first; `regions` n_img×T."""
+    `k` iterations (n = 0: the raw teacher). Tokens n_img×(1+T)×d with CLS first; `regions` n_img×T. `purity`: the
+    share of merged patch tokens (groups of ≥ 2) whose group holds a single region (1 when nothing is merged)."""
     v = torch.as_tensor(teacher_tokens, dtype=torch.float32)
+    purity = 1.0
     if n > 0:
         M = morph(v, schedule_r(n, k, n if n_max is None else n_max), k, True, split,
                   torch.Generator(device=torch.get_default_device()).manual_seed(int(seed))).source
         v = group_mean(v, M)
+        # region make-up of every group (patch tokens only): share of merged patch tokens whose group is one region
+        onehot = F.one_hot(torch.as_tensor(regions, device=M.device), len(REGIONS)).to(M.dtype)
+        counts = M[:, :, 1:] @ onehot
+        size, pure = counts.sum(-1), (counts > 0).sum(-1) == 1
+        merged = size >= 2
+        purity = float((size * (merged & pure)).sum() / (size * merged).sum().clamp_min(1.0))
     lab = prototype_labels(v[:, 1:].cpu().numpy(), prototypes)
     a, b = grid_pairs(int(round(math.sqrt(regions.shape[1]))))
     same = regions[:, a] == regions[:, b]
-    return {"accuracy": float((lab == regions).mean()), "consistency": float((lab[:, a] == lab[:, b])[same].mean())}
+    return {"accuracy": float((lab == regions).mean()), "consistency": float((lab[:, a] == lab[:, b])[same].mean()),
+            "purity": purity}
+
+
+def matching_signal(teacher_tokens: np.ndarray, regions: np.ndarray) -> dict[str, float]:
+    """How much the morphing's matching score can see: mean cosine similarity of the patch tokens of one image for
+    same-region pairs and for different-region pairs, the spread (std) of all pair scores, and the share of
+    same-region pairs (the purity of a pairing that ignores the scores)."""
+    x = F.normalize(torch.as_tensor(teacher_tokens[:, 1:], dtype=torch.float32), dim=-1)
+    cos = x @ x.transpose(1, 2)
+    r = torch.as_tensor(regions)
+    off = ~torch.eye(r.shape[1], dtype=torch.bool, device=r.device)
+    same = (r[:, :, None] == r[:, None, :]) & off
+    diff = r[:, :, None] != r[:, None, :]
+    return {"cos_same": float(cos[same].mean()), "cos_diff": float(cos[diff].mean()) if diff.any() else float("nan"),
+            "cos_std": float(cos[off.expand_as(cos)].std()), "same_pair_rate": float(same.sum() / off.sum() / len(r))}
 
 # %% ../../nbs/papers/dtm.ipynb #c0564927
 MASK_POOL = 1024
@@ -465,7 +489,12 @@ def _check_pilot(m) -> tuple[bool, str]:
     return held, (f"teacher-token prototype accuracy before {per_seed(m['pilot_acc_n0'])} (mean {before:.3f}) → after "
                   f"morphing n=32 {per_seed(m['pilot_acc_n32'])} (mean {after:.3f}): gain {100 * (after - before):+.1f} "
                   f"points (threshold +10); n=16 {mean(m['pilot_acc_n16']):.3f}, n=48 {mean(m['pilot_acc_n48']):.3f}; "
-                  f"spatial consistency {mean(m['pilot_cons_n0']):.3f} → {mean(m['pilot_cons_n32']):.3f}")
+                  f"spatial consistency {mean(m['pilot_cons_n0']):.3f} → {mean(m['pilot_cons_n32']):.3f}"
+                  + (f". What the matching sees: cosine of same-region token pairs "
+                     f"{mean(m['pilot_cos_same']):.3f} vs different-region {mean(m['pilot_cos_diff']):.3f} (spread "
+                     f"{mean(m['pilot_cos_std']):.3f}); merged tokens in one-region groups at n=32 "
+                     f"{mean(m['pilot_purity_n32']):.3f} (a pair drawn blind is one region {mean(m['pilot_same_pair_rate']):.3f} of the time)"
+                     if "pilot_cos_same" in m else ""))
 
 
 def _check_dtm(m) -> tuple[bool, str]:
@@ -473,11 +502,17 @@ def _check_dtm(m) -> tuple[bool, str]:
     l_d, l_t = mean(m["heldout_loss_dtm"]), mean(m["heldout_loss_tokenwise"])
     frac = mean(m["merged_fraction_dtm"])
     # a token-wise baseline whose image probe is at chance has not learned: "DTM is not worse" would then hold even if
-    # DTM learned nothing too, so the claim needs the baseline at least 5 points above chance (ours)
-    chance = 1 / len(SHAPES)
-    baseline_trained = a_t >= chance + 0.05
+    # DTM learned nothing too, so the claim needs the baseline at least 5 points above chance (ours). The classes are
+    # not balanced (squares are most often the largest shape), so chance is the majority-class rate of the test labels
+    # (always answering the most frequent class), not 1/3; and the baseline must beat the probe of its own untrained
+    # initialisation (random features already separate the classes a little)
+    chance, a_0 = mean(m["majority_rate"]), mean(m["probe_init"])
+    baseline_trained = a_t >= chance + 0.05 and a_t > a_0
     held = a_d >= a_t - 0.01 and l_d <= 1.05 * l_t and frac > 0.05 and baseline_trained
-    return held, (f"{'' if baseline_trained else f'token-wise baseline at chance (probe {a_t:.3f} < {chance:.3f} + 0.05): nothing decided; '}"
+    why = (f"token-wise baseline has not learned (probe {a_t:.3f}; needs ≥ majority-class rate "
+           f"{per_seed(m['majority_rate'])} (mean {chance:.3f}) + 0.05 and > its untrained initialisation's probe "
+           f"{per_seed(m['probe_init'])} (mean {a_0:.3f})): nothing decided; ")
+    return held, (f"{'' if baseline_trained else why}"
                   f"image probe DTM {per_seed(m['probe_dtm'])} (mean {a_d:.3f}) vs token-wise "
                   f"{per_seed(m['probe_tokenwise'])} (mean {a_t:.3f}); held-out token-wise loss DTM "
                   f"{per_seed(m['heldout_loss_dtm'], '{:.4f}')} (mean {l_d:.4f}) vs token-wise "
@@ -506,7 +541,8 @@ CLAIMS = [
           "DTM pre-training matches or beats token-wise distillation MIM with the same student, teacher and masking.",
           "IN-1K fine-tuning / ADE20K tables (direction; numbers not retrievable offline)",
           "image linear probe DTM ≥ token-wise − 1 point and DTM's held-out token-wise loss ≤ 1.05 × token-wise's "
-          "(means over seeds); the DTM − token-wise gap is reported, not gated", check=_check_dtm,
+          "(means over seeds), with the token-wise probe ≥ the majority-class rate + 5 points and above its untrained "
+          "initialisation's probe; the DTM − token-wise gap is reported, not gated", check=_check_dtm,
           note="A miniature of the comparison: linear probes of a 3-block ViT after a few epochs on generated shapes with a "
                "synthetic noisy teacher, not fine-tuning on ImageNet."),
     Claim("dynamic-beats-static",
@@ -592,6 +628,8 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
         for n in (0,) + PILOT_NS:
             s = pilot_scores(D["v_train"][:npi], tr.regions[:npi], teacher.P, n, p["pilot_k"], p["split"], seed)
             row[f"pilot_acc_n{n}"], row[f"pilot_cons_n{n}"] = s["accuracy"], s["consistency"]
+            if n: row[f"pilot_purity_n{n}"] = s["purity"]
+        for k_, v_ in matching_signal(D["v_train"][:npi], tr.regions[:npi]).items(): row[f"pilot_{k_}"] = v_
     first = seed == ctx.seed
     if first:
         with ctx.time("pilot curves"):
@@ -617,6 +655,11 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
     for method, (res, hist) in zip(methods, outs):
         for k_, v_ in res.items(): row[f"{k_}_{method}"] = v_
         if first: ctx.keep(f"history_{method}", hist)
+    with ctx.time("reference probes"):      # what "learned nothing" scores: the majority class, the untrained student
+        te = D["test"]
+        row["majority_rate"] = float(np.bincount(te.labels).max() / len(te.labels))
+        row["probe_init"] = image_probe(make_student(seed).to(ctx.device), D["x_train"], tr.labels, D["x_test"],
+                                        te.labels, seed, (0.1, 1.0))
     return row
 
 
