@@ -169,6 +169,8 @@ def test_smoke_run_measures_the_variance_gap_and_learns_images_targets_and_step_
         assert m["rv_ssl_init"][s] > 3 * m["rv_kd_init"][s]                   # the mechanism, per seed, at initialisation
         assert m["image_change"][s] > 0 and m["target_change"][s] > 0 and m["learned_lr"][s] != r.params["syn_lr"]
         assert m["grad_norm_images"][s] > 0 and m["grad_norm_targets"][s] > 0 and m["grad_norm_lr"][s] > 0
-    assert all(0 <= a <= 1 for k in ("acc_mkdt", "acc_random", "acc_none") for a in m[k])
+    assert all(0 <= a <= 1 for k in ("acc_mkdt", "acc_random", "acc_none", "acc_high_loss") for a in m[k])
+    assert all(0.1 <= c <= 1 for c in m["high_loss_top_class_share"])       # MKDT's initialisation is reported with its make-up
+    assert m["mkdt_minus_high_loss"] == pytest.approx(np.mean(m["acc_mkdt"]) - np.mean(m["acc_high_loss"]))
     assert len(r.artefacts["match_loss"]) == 3 and len(r.artefacts["match_loss"][0]) == r.params["iterations"]
     assert np.asarray(r.artefacts["images"]["mkdt"]).shape == (30, 8, 8)
