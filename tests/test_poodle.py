@@ -228,3 +228,40 @@ def test_tiny_run_is_deterministic_and_reports_every_claim():
     assert {c.id for c in a.claims} == {c.id for c in pd.CLAIMS}
     st = {c.id: c.status for c in a.claims}
     assert st["bdd100k"] == "not reproducible offline" and st["ablation"] == "not checked at this scale"
+
+
+def test_projectors_sit_on_both_branches_and_only_the_online_ones_get_gradients(pairs):
+    net = pd.PooDLeNet("poodle", seed=0)
+    t = net.target.teacher
+    assert set(t.keys()) == {"encoder", "decoder", "dense_projector", "pooled_projector"}
+    assert net.dense_projector is not t["dense_projector"] and net.pooled_predictor is not None
+    assert isinstance(net.dense_projector.net[1], torch.nn.BatchNorm2d) and isinstance(net.pooled_projector.net[1], torch.nn.BatchNorm1d)
+    old = pd.PooDLeNet("poodle", seed=0, projectors=False, head_norm="group")
+    assert old.dense_projector is None and set(old.target.teacher.keys()) == {"encoder", "decoder"}
+    assert torch.equal(old.encoder.stages[0][0].weight, net.encoder.stages[0][0].weight)   # same initial weights either way
+    b = slice(0, 4)
+    boxes = pd.flow_aligned_subcrops(pairs["flow"][b], pairs["valid"][b], 4, 12, np.random.default_rng(0))
+    out = net.losses(pairs["frames"][b, 0], pairs["frames"][b, 1], pairs["flow"][b], pairs["valid"][b], pairs["flow_back"][b],
+                     pairs["valid_back"][b], (*boxes, 12), 1.0)
+    out["loss"].backward()
+    assert all(q.grad is not None for q in net.dense_projector.parameters()) and all(q.grad is not None for q in net.pooled_projector.parameters())
+    assert all(q.grad is None and not q.requires_grad for q in t.parameters())
+    # a projector without its target copy is refused
+    with pytest.raises(ValueError, match="'target_dense_projector'"):
+        pd.poodle_losses(net.encoder, net.decoder, pairs["frames"][b, 0], pairs["frames"][b, 1], pairs["flow"][b], pairs["valid"][b],
+                         target_encoder_stages=t["encoder"], target_decoder=t["decoder"], dense_projector=net.dense_projector)
+
+
+def test_byol_heads_keep_the_dense_map_from_collapsing(pairs):
+    # the cause of the smoke run's partial collapse (issue 29 hunt): without projectors and with per-image-normalised heads
+    # the dense map's channel std falls well below the random network's; BYOL's heads (projector on both branches, BatchNorm)
+    # keep it near the random level
+    x = pairs["frames"][:24, 0]
+    std = {}
+    for name, kw in {"byol": {}, "old": dict(projectors=False, head_norm="group")}.items():
+        torch.manual_seed(0)
+        net = pd.PooDLeNet("poodle", seed=0, **kw)
+        if name == "byol": std["random"] = pd.channel_std(net.features(x))
+        pd.train_poodle(net, pairs, 80, batch_size=4, seed=0)
+        std[name] = pd.channel_std(net.features(x))
+    assert std["old"] < 0.6 * std["random"] and std["byol"] > 0.75 * std["random"], std

@@ -175,7 +175,7 @@ class PooDLeExplorer(Explorer):
             "lambda_pool": widgets.FloatSlider(value=float(min(p["lambda_pool"], 4.0)), min=0.0, max=4.0, step=0.25, description="λ_pool", **fs),
             "camera": widgets.IntSlider(value=int(min(p["camera_speed"], 4)), min=0, max=4, description="camera motion (px)", **fs),
             "size_skew": widgets.FloatSlider(value=float(min(p["size_skew"], 3.0)), min=0.0, max=3.0, step=0.25, description="size skew", **fs),
-            "steps": widgets.IntSlider(value=60, min=0, max=300, step=10, description="train steps", **fs),
+            "steps": widgets.IntSlider(value=40, min=0, max=300, step=10, description="train steps", **fs),
             "train": widgets.Button(description="Train", button_style="info"),
         }
         super().__init__(controls, ["pair", "coverage", "readout", "iou"], title="PooDLe explorer", columns=3,
@@ -208,7 +208,7 @@ class PooDLeExplorer(Explorer):
         p = dict(self.p, steps=int(s["steps"]), lambda_pool=float(s["lambda_pool"]), subcrop_size=int(s["subcrop_size"]),
                  n_subcrops=int(s["n_subcrops"]), batch_size=4, readout_pixels=10000)
         with torch.random.fork_rng(), torch_threads(1):
-            res = train_and_evaluate(s["variant"], p, self.seed, tr, ev, world)
+            res = train_and_evaluate(s["variant"], p, self.seed, tr, ev, world, same_layer=False)
         label = f"{VARIANT_LABELS[s['variant']]} (here: {s['steps']} steps, λ={s['lambda_pool']}, {s['n_subcrops']}×{s['subcrop_size']}px, cam {s['camera']}, skew {s['size_skew']})"
         self.trained[key] = (label, res[s["variant"]], ev)
         self.refresh("train")

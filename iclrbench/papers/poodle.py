@@ -84,21 +84,29 @@ class TopDownDecoder(nn.Module):
 
 
 class DensePredictor(nn.Module):
-    "Two 1×1 convolutions (GroupNorm + ReLU between): the online dense head q^d (hidden width = channels by default)."
-    def __init__(self, channels: int, hidden: int | None = None):
+    """Two 1×1 convolutions with a norm + ReLU between (hidden width = channels by default): BYOL's MLP head applied per
+    pixel. Used as the online dense predictor q^d and, with the same shape, as the dense projector of both branches.
+    `norm`: 'batch' (BYOL's BatchNorm, over images and pixels; default) or 'group' (GroupNorm, per image)."""
+    def __init__(self, channels: int, hidden: int | None = None, norm: str = "batch"):
         super().__init__()
+        if norm not in ("batch", "group"): raise ValueError(f"parameter 'norm' must be 'batch' or 'group'; got {norm!r}")
         h = hidden or channels
-        self.net = nn.Sequential(nn.Conv2d(channels, h, 1), _gn(h), nn.ReLU(), nn.Conv2d(h, channels, 1))
+        self.net = nn.Sequential(nn.Conv2d(channels, h, 1), nn.BatchNorm2d(h) if norm == "batch" else _gn(h), nn.ReLU(),
+                                 nn.Conv2d(h, channels, 1))
 
     def forward(self, x): return self.net(x)
 
 
 class PooledPredictor(nn.Module):
-    "2-layer MLP (LayerNorm + ReLU between): the online pooled head q^p (64 → 128 → 64 in the miniature)."
-    def __init__(self, channels: int, hidden: int | None = None):
+    """2-layer MLP with a norm + ReLU between (64 → 128 → 64 in the miniature): BYOL's head. Used as the online pooled
+    predictor q^p and, with the same shape, as the pooled projector of both branches. `norm`: 'batch' (BYOL's
+    BatchNorm; default) or 'layer' (LayerNorm)."""
+    def __init__(self, channels: int, hidden: int | None = None, norm: str = "batch"):
         super().__init__()
+        if norm not in ("batch", "layer"): raise ValueError(f"parameter 'norm' must be 'batch' or 'layer'; got {norm!r}")
         h = hidden or 2 * channels
-        self.net = nn.Sequential(nn.Linear(channels, h), nn.LayerNorm(h), nn.ReLU(), nn.Linear(h, channels))
+        self.net = nn.Sequential(nn.Linear(channels, h), nn.BatchNorm1d(h) if norm == "batch" else nn.LayerNorm(h), nn.ReLU(),
+                                 nn.Linear(h, channels))
 
     def forward(self, x): return self.net(x)
 
@@ -181,13 +189,13 @@ def _stages(out) -> list[torch.Tensor]:
     return list(out.values()) if isinstance(out, dict) else list(out)
 
 
-def _dense_map(stages: list[torch.Tensor], decoder, predictor=None) -> torch.Tensor:
-    """The dense map: predictor(decoder(stages)); without a decoder the last stage (through the predictor, at its own
-    resolution) bilinearly upsampled to the first stage's resolution."""
-    if decoder is not None:
-        z = decoder(stages)
-        return predictor(z) if predictor is not None else z
-    z = stages[-1] if predictor is None else predictor(stages[-1])
+def _dense_map(stages: list[torch.Tensor], decoder, predictor=None, projector=None) -> torch.Tensor:
+    """The dense map: predictor(projector(decoder(stages))) (heads that are None are skipped); without a decoder the last
+    stage (through the heads, at its own resolution) bilinearly upsampled to the first stage's resolution."""
+    z = decoder(stages) if decoder is not None else stages[-1]
+    for head in (projector, predictor):
+        if head is not None: z = head(z)
+    if decoder is not None: return z
     return F.interpolate(z, size=stages[0].shape[-2:], mode="bilinear", align_corners=False)
 
 
@@ -196,30 +204,42 @@ def poodle_losses(encoder_stages: Callable, decoder: Callable | None, frames_t: 
                   flow_back: torch.Tensor | None = None, valid_back: torch.Tensor | None = None,
                   target_encoder_stages: Callable | None = None, target_decoder: Callable | None = None,
                   dense_predictor: Callable | None = None, pooled_predictor: Callable | None = None,
-                  lambda_pool: float = 1.0, dense: bool = True) -> dict[str, torch.Tensor]:
+                  lambda_pool: float = 1.0, dense: bool = True, dense_projector: Callable | None = None,
+                  pooled_projector: Callable | None = None, target_dense_projector: Callable | None = None,
+                  target_pooled_projector: Callable | None = None) -> dict[str, torch.Tensor]:
     """PooDLe's L = L_dense + λ_pool·L_pool for one batch of frame pairs (B, 3, H, W) with flow t→t+1 (B, 2, H, W) (dx, dy)
-    and its validity (B, H, W). Returns {'loss', 'dense', 'pool'} (a term that is off is 0)."""
+    and its validity (B, H, W). Returns {'loss', 'dense', 'pool'} (a term that is off is 0). Projectors (BYOL; the paper's
+    figure omits them "for simplicity") sit on both branches: online = predictor(projector(·)), target = projector_ξ(·)."""
     if lambda_pool < 0: raise ValueError(f"parameter 'lambda_pool' must be >= 0; got {lambda_pool!r}")
     t_enc = target_encoder_stages or encoder_stages
-    t_dec = target_decoder if target_decoder is not None else (decoder if target_encoder_stages is None else None)
+    own = target_encoder_stages is None                 # no separate target: the online networks under stop-gradient
+    t_dec = target_decoder if target_decoder is not None else (decoder if own else None)
     if target_encoder_stages is not None and target_decoder is None and decoder is not None:
         raise ValueError("parameter 'target_decoder' must be given with 'target_encoder_stages' when a decoder is used")
+    t_dproj = target_dense_projector if target_dense_projector is not None else (dense_projector if own else None)
+    t_pproj = target_pooled_projector if target_pooled_projector is not None else (pooled_projector if own else None)
+    if (dense_projector is not None and t_dproj is None) or (pooled_projector is not None and t_pproj is None):
+        raise ValueError("parameters 'target_dense_projector' / 'target_pooled_projector' must be given with "
+                         "'target_encoder_stages' when a projector is used")
     B = frames_t.shape[0]
     zero = frames_t.new_zeros(())
     out = {"dense": zero, "pool": zero}
     if dense:
         both = torch.cat([frames_t, frames_t1])
-        z = _dense_map(_stages(encoder_stages(both)), decoder, dense_predictor)
+        z = _dense_map(_stages(encoder_stages(both)), decoder, dense_predictor, dense_projector)
         with torch.no_grad():
-            zt = _dense_map(_stages(t_enc(both)), t_dec).detach()
+            zt = _dense_map(_stages(t_enc(both)), t_dec, None, t_dproj).detach()
         out["dense"] = dense_loss(z[:B], z[B:], zt[:B], zt[B:], flow, valid, flow_back, valid_back)
     if subcrops is not None and lambda_pool > 0:
         boxes_t, boxes_t1, size = subcrops
         crops = torch.cat([crop_boxes(frames_t, boxes_t, size), crop_boxes(frames_t1, boxes_t1, size)])
         h = _stages(encoder_stages(crops))[-1].mean(dim=(-2, -1))
+        if pooled_projector is not None: h = pooled_projector(h)
         if pooled_predictor is not None: h = pooled_predictor(h)
         with torch.no_grad():
-            ht = _stages(t_enc(crops))[-1].mean(dim=(-2, -1)).detach()
+            ht = _stages(t_enc(crops))[-1].mean(dim=(-2, -1))
+            if t_pproj is not None: ht = t_pproj(ht)
+            ht = ht.detach()
         n = h.shape[0] // 2
         out["pool"] = pooled_loss(h[:n], h[n:], ht[:n], ht[n:])
     out["loss"] = out["dense"] + float(lambda_pool) * out["pool"]
@@ -234,13 +254,15 @@ VARIANTS = {
     "poodle": dict(train=True, decoder=True, dense=True, pool=True),
 }
 VARIANT_LABELS = {"random": "random init", "random_encoder": "random init (last stage)", "dense_only": "dense only (FlowE-like)",
-                  "dense_decoder": "dense + decoder", "pooled_only": "pooled only", "poodle": "PooDLe"}
+                  "dense_decoder": "dense + decoder", "pooled_only": "pooled only", "poodle": "PooDLe",
+                  "poodle_encoder": "PooDLe (last stage)", "dense_decoder_encoder": "dense + decoder (last stage)"}
 
 
 class PooDLeNet(nn.Module):
-    "Online encoder / decoder / predictors of one variant and the EMA target (encoder + decoder)."
+    """Online encoder / decoder / projectors / predictors of one variant and the EMA target (encoder, decoder and
+    projectors). `projectors=False` and `head_norm='group'` give the earlier heads (no projector; GroupNorm / LayerNorm)."""
     def __init__(self, variant: str = "poodle", channels: Sequence[int] = (16, 32, 64), decoder_channels: int = 32,
-                 ema: float = 0.99, seed: int = 0):
+                 ema: float = 0.99, seed: int = 0, projectors: bool = True, head_norm: str = "batch"):
         super().__init__()
         if variant not in VARIANTS: raise ValueError(f"parameter 'variant' must be one of {tuple(VARIANTS)}; got {variant!r}")
         if not 0.0 <= ema <= 1.0: raise ValueError(f"parameter 'ema' must be in [0, 1]; got {ema!r}")
@@ -249,15 +271,30 @@ class PooDLeNet(nn.Module):
         try:                                       # same construction order for every variant: same initial weights
             self.encoder = ConvEncoder(channels)
             decoder = TopDownDecoder(channels, decoder_channels)
-            dense_pred_dec = DensePredictor(decoder_channels)
-            dense_pred_enc = DensePredictor(channels[-1])
-            pooled_pred = PooledPredictor(channels[-1])
+            if head_norm not in ("batch", "group"): raise ValueError(f"parameter 'head_norm' must be 'batch' or 'group'; got {head_norm!r}")
+            pn = "batch" if head_norm == "batch" else "layer"
+            dense_pred_dec = DensePredictor(decoder_channels, norm=head_norm)
+            dense_pred_enc = DensePredictor(channels[-1], norm=head_norm)
+            pooled_pred = PooledPredictor(channels[-1], norm=pn)
+            # built last: encoder, decoder and predictors start from the same weights with or without projectors
+            dense_proj_dec = DensePredictor(decoder_channels, norm=head_norm)
+            dense_proj_enc = DensePredictor(channels[-1], norm=head_norm)
+            pooled_proj = PooledPredictor(channels[-1], norm=pn)
         finally:
             g.__exit__(None, None, None)
         self.decoder = decoder if self.cfg["decoder"] else None
         self.dense_predictor = (dense_pred_dec if self.cfg["decoder"] else dense_pred_enc) if self.cfg["dense"] else None
         self.pooled_predictor = pooled_pred if self.cfg["pool"] else None
-        self._target = [EMATeacher(nn.ModuleDict({"encoder": self.encoder, **({"decoder": self.decoder} if self.decoder else {})}), ema)]
+        self.dense_projector = ((dense_proj_dec if self.cfg["decoder"] else dense_proj_enc)
+                                if self.cfg["dense"] and projectors else None)
+        self.pooled_projector = pooled_proj if self.cfg["pool"] and projectors else None
+        self._target = [EMATeacher(self.online_modules(), ema)]
+
+    def online_modules(self) -> nn.ModuleDict:
+        "The online modules that the EMA target copies: encoder, decoder and projectors (not the predictors)."
+        mods = {"encoder": self.encoder, "decoder": self.decoder, "dense_projector": self.dense_projector,
+                "pooled_projector": self.pooled_projector}
+        return nn.ModuleDict({k: m for k, m in mods.items() if m is not None})
 
     @property
     def target(self) -> EMATeacher:
@@ -265,11 +302,13 @@ class PooDLeNet(nn.Module):
 
     def losses(self, frames_t, frames_t1, flow, valid, flow_back, valid_back, subcrops, lambda_pool: float) -> dict:
         t = self.target.teacher
+        get = lambda k: t[k] if k in t else None
         return poodle_losses(self.encoder, self.decoder, frames_t, frames_t1, flow, valid, subcrops if self.cfg["pool"] else None,
                              flow_back=flow_back, valid_back=valid_back, target_encoder_stages=t["encoder"],
-                             target_decoder=t["decoder"] if self.decoder is not None else None,
-                             dense_predictor=self.dense_predictor, pooled_predictor=self.pooled_predictor,
-                             lambda_pool=lambda_pool if self.cfg["pool"] else 0.0, dense=self.cfg["dense"])
+                             target_decoder=get("decoder"), dense_predictor=self.dense_predictor,
+                             pooled_predictor=self.pooled_predictor, lambda_pool=lambda_pool if self.cfg["pool"] else 0.0,
+                             dense=self.cfg["dense"], dense_projector=self.dense_projector, pooled_projector=self.pooled_projector,
+                             target_dense_projector=get("dense_projector"), target_pooled_projector=get("pooled_projector"))
 
     @torch.no_grad()
     def features(self, x: torch.Tensor, kind: str = "auto", batch: int = 100) -> torch.Tensor:
@@ -295,7 +334,7 @@ def train_poodle(net: PooDLeNet, data: dict, steps: int, batch_size: int = 32, l
     "Train one variant in place; returns the per-step losses [{'loss', 'dense', 'pool'}, ...] (empty for `random`)."
     if not net.cfg["train"] or steps <= 0: return []
     device = torch.device(device)
-    net.to(device); net.target.to(device)
+    net.to(device).train(); net.target.to(device).train()     # BatchNorm heads: batch statistics on both branches (BYOL)
     opt = torch.optim.Adam([q for q in net.parameters() if q.requires_grad], lr=lr)
     rng = np.random.default_rng([int(seed), 1])
     crop_rng = np.random.default_rng([int(seed), 2])
@@ -313,7 +352,7 @@ def train_poodle(net: PooDLeNet, data: dict, steps: int, batch_size: int = 32, l
         opt.zero_grad(set_to_none=True)
         out["loss"].backward()
         opt.step()
-        net.target.update(nn.ModuleDict({"encoder": net.encoder, **({"decoder": net.decoder} if net.decoder else {})}))
+        net.target.update(net.online_modules())
         hist.append({k: float(v.detach()) for k, v in out.items()})
     return hist
 
@@ -463,19 +502,26 @@ def _check_beats_random(m) -> tuple[bool, str]:
     return held, (f"mean mIoU (points): PooDLe {100 * p:.1f} vs random init, same decoder readout, {100 * rd:.1f} "
                   f"({100 * (p - rd):+.1f}); dense-only {100 * d:.1f} vs random init, same upsampled last stage, {100 * re:.1f} "
                   f"({100 * (d - re):+.1f}); threshold +3 each. Collapse check (channel std of the normalised map, > 0.05): "
-                  f"PooDLe {std['poodle']}, dense-only {std['dense_only']}")
+                  f"PooDLe {std['poodle']}, dense-only {std['dense_only']}" + (
+                      f"; random init at the same layers {mean(m['dense_std_random']):.3f} (decoder), "
+                      f"{mean(m['dense_std_random_encoder']):.3f} (upsampled last stage, after a ReLU)"
+                      if 'dense_std_random' in m and 'dense_std_random_encoder' in m else ""))
 
 
 def _check_small(m) -> tuple[bool | None, str]:
-    a, b = m["iou_small_poodle"], m["iou_small_dense_only"]
+    # both read out at the same layer (the upsampled last encoder stage, the only one dense-only has): a decoder readout
+    # against a last-stage readout would measure the readout layer's resolution, not the objectives
+    a, b = m["iou_small_poodle_encoder"], m["iou_small_dense_only"]
     diff = [x - y for x, y in zip(a, b)]
-    rnd = ""
+    extra = ""
+    if "iou_small_poodle" in m:
+        extra += f"; PooDLe at its decoder map {per_seed(_pts(m['iou_small_poodle']), '{:.1f}')}"
     if "iou_small_random" in m and "iou_small_random_encoder" in m:
-        rnd = (f"; random init read out at the same layers: decoder map {100 * mean(m['iou_small_random']):.1f}, upsampled last "
-               f"stage {100 * mean(m['iou_small_random_encoder']):.1f} (the readout layer's resolution accounts for most of the gap)")
-    return mean(diff) > 0, (f"small-object (≤ 5 px) IoU (points): PooDLe {per_seed(_pts(a), '{:.1f}')} vs dense-only "
-                            f"{per_seed(_pts(b), '{:.1f}')}; difference {per_seed(_pts(diff), '{:+.1f}')} (mean {100 * mean(diff):+.1f}; "
-                            f"positive is the paper's direction){rnd}")
+        extra += (f"; random init: decoder map {100 * mean(m['iou_small_random']):.1f}, upsampled last stage "
+                  f"{100 * mean(m['iou_small_random_encoder']):.1f} (the decoder-vs-last-stage gap is the readout layer)")
+    return mean(diff) > 0, (f"small-object (≤ 5 px) IoU at the same layer, the upsampled last encoder stage (points): PooDLe "
+                            f"{per_seed(_pts(a), '{:.1f}')} vs dense-only {per_seed(_pts(b), '{:.1f}')}; difference "
+                            f"{per_seed(_pts(diff), '{:+.1f}')} (mean {100 * mean(diff):+.1f}; positive is the paper's direction){extra}")
 
 
 def _check_ablation(m) -> tuple[bool | None, str]:
@@ -511,7 +557,8 @@ CLAIMS = [
     Claim("small-objects",
           "The gains of PooDLe are largest on small objects.",
           "class-size analysis (paper); ablation table",
-          "PooDLe − dense-only IoU on small objects (≤ 5 px), mean over seeds > 0 (reported; the card does not gate it)",
+          "PooDLe − dense-only IoU on small objects (≤ 5 px), both read out at the upsampled last encoder stage, mean over "
+          "seeds > 0 (reported; the card does not gate it)",
           check=_check_small,
           note="Reported, not gated (the card has no threshold)."),
     Claim("ablation",
@@ -563,17 +610,19 @@ def make_data(p: dict, ctx) -> dict[str, Any]:
 
 # %% ../../nbs/papers/poodle.ipynb #124767e0
 def train_and_evaluate(variant: str, p: dict, seed: int, train: dict, evald: dict, world: SpriteWorld, device="cpu",
-                       bar: Callable | None = None) -> dict[str, Any]:
-    "Build, train and read out one variant; returns its metrics, the first test readout maps and the loss history."
+                       bar: Callable | None = None, same_layer: bool = True) -> dict[str, Any]:
+    """Build, train and read out one variant; returns its metrics, the first test readout maps and the loss history.
+    `same_layer=False` skips the extra last-stage readout of variants with a decoder (the explorer's quick path)."""
     net = PooDLeNet(variant, ema=p["ema"], seed=seed)
     hist = train_poodle(net, train, p["steps"], p["batch_size"], p["lr"], p["lambda_pool"], p["n_subcrops"], p["subcrop_size"],
                         seed=seed, device=device, bar=bar)
     net.to("cpu").eval()
     obj = list(range(len(world.background_classes), world.n_classes))
-    kinds = ["decoder", "encoder"] if variant == "random" else ["auto"]
+    # variants with a decoder are also read out at the upsampled last stage (name + '_encoder'): the layer dense-only has
+    kinds = (["decoder", "encoder"] if same_layer else ["decoder"]) if net.cfg["decoder"] else ["encoder"]
     out: dict[str, Any] = {"history": [h["loss"] for h in hist]}
     for kind in kinds:
-        name = variant if kind != "encoder" else "random_encoder"
+        name = variant if kind == "decoder" or not net.cfg["decoder"] else f"{variant}_encoder"
         fr, ft = net.features(evald["readout_x"], kind), net.features(evald["test_x"], kind)
         predict = fit_pixel_readout(fr, evald["readout_y"], world.n_classes, p["readout_pixels"], seed=seed)
         pred = predict(ft).cpu().numpy()
@@ -605,7 +654,7 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
             results = dict(ctx.map(job, names, workers=p["workers"]))
     row: dict[str, Any] = {}
     for v, res in results.items():
-        for name in ([v, "random_encoder"] if v == "random" else [v]):
+        for name in [k for k in res if k != "history"]:
             ev = res[name]
             row[f"miou_{name}"] = ev["miou"]
             row[f"iou_classes_{name}"] = ev["iou"]
