@@ -10,14 +10,11 @@ Docs: https://iclrbench.github.io/iclrbench/explorers/syllablelm.html.md"""
 from __future__ import annotations
 
 import copy
-import io
-
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
-from scipy.io import wavfile
 
 from ..blocks.speech import (FRAME_RATE, SR, SYLLABLES, Standardiser, kmeans_targets, make_utterance,
                                      speech_features, train_hubert_lite)
@@ -26,29 +23,14 @@ from ..papers.syllablelm import (UnitModel, boundary_scores, fixed_rate_boundari
                                          segment_ids, segment_mean_targets, similarity_from_losses, sse_segment,
                                          sylboost_step, unband)
 from ..core.runtime import torch_threads
-from ..views.explorer import PALETTE, Explorer, style
+from ..views.explorer import PALETTE, Explorer, audio_widget, style, wav_bytes
 
 # %% auto #0
-__all__ = ['SEGMENTER_NAMES', 'LIVE_UTTERANCES', 'LIVE_STEPS', 'LIVE_BOOST_STEPS', 'wav_bytes', 'audio_widget',
-           'spectrogram_figure', 'true_unit_strip', 'fig_spectrogram', 'similarity_figure', 'fig_similarity',
-           'cosine_selfsim', 'selfsim_figure', 'fig_selfsim', 'scores_figure', 'fig_scores', 'SyllableLMExplorer',
-           'explore']
+__all__ = ['SEGMENTER_NAMES', 'LIVE_UTTERANCES', 'LIVE_STEPS', 'LIVE_BOOST_STEPS', 'spectrogram_figure', 'true_unit_strip',
+           'fig_spectrogram', 'similarity_figure', 'fig_similarity', 'cosine_selfsim', 'selfsim_figure', 'fig_selfsim',
+           'scores_figure', 'fig_scores', 'SyllableLMExplorer', 'explore']
 
 # %% ../../nbs/explorers/syllablelm.ipynb #a562f042
-def wav_bytes(wav: np.ndarray, sr: int = SR) -> bytes:
-    "16-bit PCM WAV bytes of a float waveform (peak-normalised to 0.9)."
-    w = np.asarray(wav, dtype=np.float64)
-    w = w / (np.abs(w).max() + 1e-12) * 0.9
-    buf = io.BytesIO()
-    wavfile.write(buf, sr, (w * 32767).astype(np.int16))
-    return buf.getvalue()
-
-
-def audio_widget(wav: np.ndarray, sr: int = SR) -> widgets.Audio:
-    "An `ipywidgets.Audio` player for a waveform (plays in JupyterLab; no autoplay)."
-    return widgets.Audio(value=wav_bytes(wav, sr), format="wav", autoplay=False, loop=False)
-
-
 def spectrogram_figure(logmel: np.ndarray, true_bounds=None, pred_bounds=None, strips: dict | None = None,
                        strip_text: dict | None = None, frame_rate: float = FRAME_RATE, title: str = "") -> go.Figure:
     """Log-mel heat map (time × mel bin) with true boundaries (seconds; white dashed), predicted boundaries (red) and
@@ -328,7 +310,7 @@ class SyllableLMExplorer(Explorer):
         it = self.items[u]
         T = len(it["logmel"])
         if changed in (None, "utterance"):
-            self.audio.value = wav_bytes(self._wav(u))
+            self.audio.value = wav_bytes(self._wav(u), SR)
         bd = {k: self._bounds(u, k, sec, w) for k in self.seg_keys}
         units = self._unit_strip(u, s["n_units"], bd[self.seg_keys[-1]])
         ids, names = true_unit_strip(it)

@@ -9,13 +9,10 @@ Docs: https://iclrbench.github.io/iclrbench/explorers/vevo.html.md"""
 # %% ../../nbs/explorers/vevo.ipynb #10aab110
 from __future__ import annotations
 
-import io
-
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from scipy.io import wavfile
 from scipy.signal import istft, stft
 
 from ..blocks.speech import (FRAME_RATE, HOP, PHONE_NAMES, SR, WIN, Content, Speaker, Standardiser, Style,
@@ -23,31 +20,17 @@ from ..blocks.speech import (FRAME_RATE, HOP, PHONE_NAMES, SR, WIN, Content, Spe
 from ..core.runtime import torch_threads
 from ..papers.vevo import (FACTORS, LinearProbe, codebook_usage, factor_information, kmeans_tokenizer, run,
                                    train_vq_tokenizer, vevo_corpus, vq_codes)
-from ..views.explorer import PALETTE, Explorer, band_traces, style
+from ..views.explorer import PALETTE, Explorer, audio_widget, band_traces, style, wav_bytes
 
 # %% auto #0
-__all__ = ['FACTOR_COLORS', 'TOKENIZER_NAMES', 'LIVE_N', 'LIVE_TEST', 'LIVE_STEPS', 'LIVE_BATCH', 'LIVE_SWEEP', 'wav_bytes',
-           'audio_widget', 'logmel_to_audio', 'spectrograms_figure', 'fig_examples', 'nearest_k', 'information_curves',
-           'information_figure', 'fig_information', 'token_strips_figure', 'fig_token_strips', 'code_phone_figure',
-           'fig_code_phone', 'fig_conversion', 'VevoExplorer', 'explore']
+__all__ = ['FACTOR_COLORS', 'TOKENIZER_NAMES', 'LIVE_N', 'LIVE_TEST', 'LIVE_STEPS', 'LIVE_BATCH', 'LIVE_SWEEP', 'logmel_to_audio',
+           'spectrograms_figure', 'fig_examples', 'nearest_k', 'information_curves', 'information_figure',
+           'fig_information', 'token_strips_figure', 'fig_token_strips', 'code_phone_figure', 'fig_code_phone',
+           'fig_conversion', 'VevoExplorer', 'explore']
 
 # %% ../../nbs/explorers/vevo.ipynb #0b950c1a
 FACTOR_COLORS = {"content": PALETTE[0], "style": PALETTE[1], "timbre": PALETTE[2]}
 TOKENIZER_NAMES = {"vqvae": "VQ-VAE", "kmeans": "k-means"}
-
-
-def wav_bytes(wav: np.ndarray, sr: int = SR) -> bytes:
-    "16-bit PCM WAV bytes of a float waveform (peak-normalised to 0.9)."
-    w = np.asarray(wav, dtype=np.float64)
-    w = w / (np.abs(w).max() + 1e-12) * 0.9
-    buf = io.BytesIO()
-    wavfile.write(buf, sr, (w * 32767).astype(np.int16))
-    return buf.getvalue()
-
-
-def audio_widget(wav: np.ndarray, sr: int = SR) -> widgets.Audio:
-    "An `ipywidgets.Audio` player (no autoplay)."
-    return widgets.Audio(value=wav_bytes(wav, sr), format="wav", autoplay=False, loop=False)
 
 
 def logmel_to_audio(logmel: np.ndarray, n_iter: int = 32, seed: int = 0) -> np.ndarray:
@@ -323,7 +306,7 @@ class VevoExplorer(Explorer):
             mels = ex["logmel"] if default else [speech_features(u.wav)[:, :40] for u in grid]
             self.draw("examples", fig_examples(self.result, mels, titles))
             for pl, lab, u, t in zip(self.players, self.player_labels, grid, titles):
-                pl.value = wav_bytes(u.wav)
+                pl.value = wav_bytes(u.wav, SR)
                 lab.value = f"<small>{t}</small>"
         live_sweep = self._live.get(("sweep", st, tok))
         fig = fig_information(self.result, src, marker=K)
@@ -346,7 +329,7 @@ class VevoExplorer(Explorer):
             c = self.result.artefacts.get("conversion", [None])[0]
             if c is not None:
                 for pl, key in zip(self.conv_players, ("timbre", "voice")):
-                    pl.value = self.cached(("conv_audio", key), lambda key=key: wav_bytes(logmel_to_audio(c[key])))
+                    pl.value = self.cached(("conv_audio", key), lambda key=key: wav_bytes(logmel_to_audio(c[key]), SR))
 
 
 def explore(result=None) -> VevoExplorer:

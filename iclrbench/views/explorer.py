@@ -7,14 +7,17 @@ Docs: https://iclrbench.github.io/iclrbench/views/explorer.html.md"""
 # %% ../../nbs/views/00_explorer.ipynb #f60a12dc
 from __future__ import annotations
 
-import contextlib, copy, html as _html, json, math, time, traceback
+import contextlib, copy, html as _html, io, json, math, time, traceback
 from typing import Any, Callable, Mapping, Sequence
 
 import ipywidgets as widgets
+import numpy as np
 import plotly.graph_objects as go
+from scipy.io import wavfile
 
 # %% auto #0
-__all__ = ['PALETTE', 'hex_to_rgba', 'band_traces', 'style', 'replace_figure', 'figure_signature', 'Explorer']
+__all__ = ['PALETTE', 'hex_to_rgba', 'band_traces', 'style', 'replace_figure', 'figure_signature', 'Explorer', 'wav_bytes',
+           'audio_widget']
 
 # %% ../../nbs/views/00_explorer.ipynb #bb3ebc46
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
@@ -211,3 +214,18 @@ class Explorer(widgets.VBox):
     def draw(self, name: str, fig: go.Figure) -> None:
         "Replace the figure `name` with `fig`."
         replace_figure(self.figures[name], fig)
+
+# %% ../../nbs/views/00_explorer.ipynb #099691c4
+def wav_bytes(wav, sr: int) -> bytes:
+    "16-bit PCM WAV bytes of a float waveform at `sr` Hz, peak-normalised to 0.9 (so quiet and loud clips play alike)."
+    if int(sr) <= 0: raise ValueError(f"parameter 'sr' must be a positive int (Hz); got {sr!r}")
+    w = np.asarray(wav, dtype=np.float64).ravel()
+    w = w / (np.abs(w).max() + 1e-12) * 0.9
+    buf = io.BytesIO()
+    wavfile.write(buf, int(sr), (w * 32767).astype(np.int16))
+    return buf.getvalue()
+
+
+def audio_widget(wav, sr: int) -> widgets.Audio:
+    "An `ipywidgets.Audio` player for a waveform (plays in JupyterLab; never autoplays)."
+    return widgets.Audio(value=wav_bytes(wav, sr), format="wav", autoplay=False, loop=False)
