@@ -66,6 +66,13 @@ def test_machine_slowness_is_measured():
     assert 1.0 <= s < 50, "the reference workload ran implausibly slowly"
 
 
+def _walk(w: widgets.Widget):
+    "Every widget under `w` (its children, depth first)."
+    yield w
+    for c in getattr(w, "children", ()) or ():
+        yield from _walk(c)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("slug", SLUGS)
 def test_every_control_moves_the_figures_without_errors(slug, smoke_result):
@@ -75,6 +82,9 @@ def test_every_control_moves_the_figures_without_errors(slug, smoke_result):
     assert isinstance(ex, Explorer) and isinstance(ex, widgets.Widget)
     assert ex.errors == [], ex.errors
     assert ex.controls and ex.figures
+    # an audio player without sound is an empty blob a browser refuses to load (a console error on the static page)
+    empty = [w for w in _walk(ex) if isinstance(w, widgets.Audio) and not w.value]
+    assert not empty, f"{slug}: {len(empty)} audio player(s) with no sound; build them only when there is audio"
     slow, slowness = [], machine_slowness()
     slider_limit, button_limit = SLIDER_LIMIT_S * slowness, BUTTON_LIMIT_S * slowness
     for name, c in ex.controls.items():

@@ -216,9 +216,13 @@ class VevoExplorer(Explorer):
                          figure_rows=[["examples", "information"], ["strips", "code_phone"], ["conversion"]])
         self.players = [widgets.Audio(format="wav", autoplay=False) for _ in range(4)]
         self.player_labels = [widgets.HTML() for _ in range(4)]
-        self.conv_players = [widgets.Audio(format="wav", autoplay=False) for _ in range(2)]
+        # converted audio exists only when the run trained the two stages (full scale); an empty player is an empty
+        # blob that a browser cannot load (ERR_REQUEST_RANGE_NOT_SATISFIABLE on the static page), so none is made then
+        has_conversion = result.artefacts.get("conversion", [None])[0] is not None
+        self.conv_players = [widgets.Audio(format="wav", autoplay=False) for _ in range(2 if has_conversion else 0)]
         listen = widgets.HBox([widgets.VBox([lab, pl]) for lab, pl in zip(self.player_labels, self.players)])
-        conv = widgets.HBox([widgets.VBox([widgets.HTML(n), pl]) for n, pl in zip(("converted: Vevo-Timbre", "converted: Vevo-Voice"), self.conv_players)])
+        conv = (widgets.HBox([widgets.VBox([widgets.HTML(n), pl]) for n, pl in zip(("converted: Vevo-Timbre", "converted: Vevo-Voice"), self.conv_players)])
+                if has_conversion else widgets.HTML("<i>converted audio: the two stages run at full scale (<code>pipeline=True</code>)</i>"))
         self.children = (*self.children[:-3], widgets.HTML("<b>listen (the 2×2 sentence):</b>"), listen, *self.children[-3:], conv)
         self._live: dict = {}
         self.on_button("train", self._train)
