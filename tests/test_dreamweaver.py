@@ -201,3 +201,15 @@ def test_full_variants_include_the_monolithic_baseline():
     assert out["blocks-vs-monolithic"].status == "not checked at this scale"       # gated at full scale only
     held, _ = dw._check_blocks(r.metrics)
     assert held in (True, False)
+
+
+def test_static_claim_needs_a_slot_that_owns_the_object():
+    "High colour/shape informativeness from slots that tie on the sprite (a global summary of the clip) must not pass."
+    m = {f"info_{f}_{v}": [0.95] for f in ("colour", "shape") for v in ("dreamweaver", "reconstruct")}
+    tied = dict(m, uniform_mass=[0.5], object_mass_dreamweaver=[0.51], object_mass_reconstruct=[0.52])
+    owned = dict(m, uniform_mass=[0.5], object_mass_dreamweaver=[0.9], object_mass_reconstruct=[0.8])
+    assert dw._check_static(tied)[0] is False and "0.75" in dw._check_static(tied)[1]
+    assert dw._check_static(owned)[0] is True
+    assert dw._check_static(m)[0] is False                                   # older result without the split measured
+    assert dw._check_static(dict(owned, info_shape_reconstruct=[0.7]))[0] is False
+    assert dw.owns_object(2 / 3, 1 / 3) and not dw.owns_object(0.6, 1 / 3)  # three slots: halfway is 2/3
