@@ -10,6 +10,8 @@ from iclrbench.core import paper_slugs
 from iclrbench.run.bench import control_values
 from iclrbench.views.explorer import Explorer, figure_signature
 
+from conftest import machine_slowness
+
 # one xdist group per paper: every test that needs a paper's cached smoke result runs in the same worker
 SLUGS = [pytest.param(s, marks=pytest.mark.xdist_group(s)) for s in paper_slugs()]
 
@@ -29,37 +31,6 @@ def _latency(t0: float, c0: float) -> float:
 # Interaction limits on the reference machine (2 cores, idle): a slider or dropdown answers within 2 s, a button
 # (which may start a computation and says so in the status line) within 5 s.
 SLIDER_LIMIT_S, BUTTON_LIMIT_S = 2.0, 5.0
-# CPU seconds `_reference_workload` takes on that reference machine (median of 7 runs, 0.32-0.37 s, measured 2026-12-03).
-REFERENCE_WORKLOAD_S = 0.35
-
-
-def _reference_workload() -> float:
-    """CPU seconds for a fixed piece of explorer-like work: small numpy updates in a Python loop, then plotly figures
-    built and validated. Its ratio to `REFERENCE_WORKLOAD_S` says how much slower this machine (and this moment) is."""
-    import numpy as np
-    import plotly.graph_objects as go
-    c0 = time.process_time()
-    rng = np.random.default_rng(0)
-    joint, lam = rng.random((3, 20, 2)), np.full(3, 1 / 3)
-    for _ in range(9000):
-        pj = np.tensordot(lam, joint, axes=1)
-        g = -(joint * np.log(pj / pj.sum(axis=1, keepdims=True))).sum(axis=(1, 2))
-        lam = lam * np.exp(0.1 * g)
-        lam /= lam.sum()
-    for _ in range(9):
-        fig = go.Figure([go.Scatter(x=list(range(200)), y=rng.random(200).tolist(), name=f"t{i}") for i in range(8)])
-        fig.update_layout(title="calibration", height=300)
-        fig.to_dict()
-    return time.process_time() - c0
-
-
-def machine_slowness() -> float:
-    """How many times slower than the reference machine this one runs explorer-like work now (never below 1).
-    The latency limits scale by it, so a slow or shared CI machine does not fail a test for being slow."""
-    times = sorted(_reference_workload() for _ in range(3))
-    return max(1.0, times[1] / REFERENCE_WORKLOAD_S)
-
-
 def test_machine_slowness_is_measured():
     s = machine_slowness()
     print(f"machine slowness vs the reference: {s:.2f}x")
