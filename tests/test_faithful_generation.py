@@ -171,3 +171,17 @@ def test_claim_checks_need_a_paired_margin():
     big = dict(hall_sft=0.3, hall_scope=0.1, hall_sft_d12=0.2, hall_cad=0.3,
                paired_sft={"fixed": 100, "broken": 0}, paired_sft_d12={"fixed": 50, "broken": 0})
     assert chk["scope_beats_sft"](big)[0] is True and chk["scope_beats_equal_data_sft"](big)[0] is True
+
+
+def test_select_sft_candidates_in_forked_workers_give_the_same_models(world):
+    "Issue 24: the smoke run trains the SFT lr candidates in 2 forked processes (`ctx.map`); the models are bit-identical."
+    from iclrbench.core.experiment import RunContext
+    from iclrbench.core.runtime import torch_threads
+    ctx = RunContext(params={}, seed=0, seeds=[0], show_progress=False)
+    p_lm = fg.pretrain_lm(world, fg.pretraining_corpus(world, 500, 1), 5, d_model=32, seed=0)
+    d1, val = fg.task_records(world, 40, 2), fg.task_records(world, 20, 3)
+    with torch_threads(1):
+        seq = fg.select_sft(p_lm, world, d1, val, steps=6, seed=0)
+        par = fg.select_sft(p_lm, world, d1, val, steps=6, seed=0, map_fn=lambda fn, jobs: ctx.map(fn, jobs, workers=2))
+    assert seq[1] == par[1] and seq[2] == par[2]
+    assert all(torch.equal(a, b) for a, b in zip(seq[0].state_dict().values(), par[0].state_dict().values()))

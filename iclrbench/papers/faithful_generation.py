@@ -149,11 +149,21 @@ def sft_val_loss(model, world: RecordWorld, records) -> float:
 SFT_LRS = (1e-3, 3e-3)      # the preset's SFT lr and the pretraining lr; each gets the same number of steps
 
 
-def select_sft(model, world: RecordWorld, records, val_records, steps: int, lrs=SFT_LRS, seed: int = 0, progress: bool = False):
+def _sft_job(job):
+    "`sft(model, world, records, steps, lr=lr, seed=seed, progress=progress)` for one tuple (top level, so a process pool can pickle it)."
+    model, world, records, steps, lr, seed, progress = job
+    return sft(model, world, records, steps, lr=lr, seed=seed, progress=progress)
+
+
+def select_sft(model, world: RecordWorld, records, val_records, steps: int, lrs=SFT_LRS, seed: int = 0, progress: bool = False,
+               map_fn=None):
     """SFT as a careful researcher would run it: one run per learning rate in `lrs`, each with the same `steps`, and
     the one with the lowest SFT loss on the **validation** records is kept (never the test records, never the claim).
-    Returns (model, selected lr, {lr: validation loss})."""
-    runs = {lr: sft(model, world, records, steps, lr=lr, seed=seed, progress=progress) for lr in lrs}
+    The candidates are independent: `map_fn(fn, jobs)` (e.g. the harness's `ctx.map` with 2 workers) may run them in
+    parallel processes; by default they run one after the other here. Each candidate trains with its own seeded
+    generator, so the numbers are the same either way. Returns (model, selected lr, {lr: validation loss})."""
+    jobs = [(model, world, records, steps, lr, seed, progress and map_fn is None) for lr in lrs]   # no bars from workers
+    runs = dict(zip(lrs, map_fn(_sft_job, jobs) if map_fn is not None else [_sft_job(j) for j in jobs]))
     val = {lr: sft_val_loss(m, world, val_records) for lr, m in runs.items()}
     best = min(val, key=val.get)
     return runs[best], best, val
@@ -328,8 +338,11 @@ ALPHAS = (0.1, 0.3, 0.5, 0.7, 0.9)
 # notebook took 41 s through `iclrbench run` on an idle 2-core machine (2026-12-03) and CI's machine runs
 # ~1.4x slower: the budget only stops runaway runs; the target stays 60 s.
 # With the SFT lr selection (two SFT runs per stage, issue 22) `iclrbench run` used 49 s user + 1 s sys CPU
-# (150 s wall on a machine loaded ~10x, 2026-12-04).
-BUDGETS = {"smoke": 120}
+# (150 s wall on a machine loaded ~10x, 2026-12-04), all of it on one core. Issue 24: the two lr candidates of each SFT
+# stage now train in 2 forked processes (bit-identical numbers); `iclrbench run` used 47.4 s user + 1.2 s sys
+# (132 s wall at load ~9, 2026-12-05), of which 29 s are the four SFT runs that now run two at a time, so on an idle
+# 2-core machine the critical path is ~34 s of CPU, kernel start-up included.
+BUDGETS = {"smoke": 60}
 
 # %% ../../nbs/papers/faithful_generation.ipynb #d2b48515
 Z_MIN = 2.0   # paired test on the same test records, fixed before any run of this check (see §6)
@@ -394,19 +407,20 @@ CLAIMS = [
 ]
 
 # %% ../../nbs/papers/faithful_generation.ipynb #d5f7dd10
-def build_models(p: dict, seed: int, progress: bool = False) -> dict[str, Any]:
+def build_models(p: dict, seed: int, progress: bool = False, map_fn=None) -> dict[str, Any]:
     """The world of a run, its record splits D1 / D2 / test and a validation split, p_LM, the SFT model on D1, and the
     equal-data baseline (SFT continued on D2 for as many steps per record as on D1). Both SFT stages pick their learning
-    rate from `SFT_LRS` on the validation records (`select_sft`); SCOPE starts from the selected SFT(D1) model."""
+    rate from `SFT_LRS` on the validation records (`select_sft`; `map_fn` may run its candidates in parallel, same
+    numbers); SCOPE starts from the selected SFT(D1) model."""
     world = make_record_world([seed, 1], prior_strength=p["prior_strength"])
     corpus = pretraining_corpus(world, p["n_pretrain"], [seed, 2])
     recs = task_records(world, p["n_d1"] + p["n_d2"] + p["n_test"], [seed, 3])
     d1, d2, test = recs[:p["n_d1"]], recs[p["n_d1"]:p["n_d1"] + p["n_d2"]], recs[p["n_d1"] + p["n_d2"]:]
     val = task_records(world, p["n_val"], [seed, 4])
     p_lm = pretrain_lm(world, corpus, p["pretrain_steps"], seed=seed, progress=progress)
-    p_sft, lr1, val1 = select_sft(p_lm, world, d1, val, p["sft_steps"], seed=seed, progress=progress)
+    p_sft, lr1, val1 = select_sft(p_lm, world, d1, val, p["sft_steps"], seed=seed, progress=progress, map_fn=map_fn)
     sft12, lr12, val12 = select_sft(p_sft, world, d2, val, max(1, int(round(p["sft_steps"] * len(d2) / len(d1)))),
-                                    seed=seed + 1, progress=progress)
+                                    seed=seed + 1, progress=progress, map_fn=map_fn)
     return dict(world=world, d1=d1, d2=d2, test=test, val=val, p_lm=p_lm, sft=p_sft, sft12=sft12,
                 sft_selection={"SFT (D1)": dict(lr=lr1, val_loss={str(k): v for k, v in val1.items()}),
                                "SFT (D1 ∪ D2)": dict(lr=lr12, val_loss={str(k): v for k, v in val12.items()})})
@@ -441,8 +455,8 @@ def city_probabilities(models: dict, world: RecordWorld, records) -> dict[str, l
 def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
     """The whole run (one seed): pretrain p_LM, SFT on D1, SCOPE (negatives on D2 + DPO) and the baselines SFT(D1),
     SFT(D1 ∪ D2), CAD; exact metrics on the test records."""
-    with ctx.time("pretrain+sft"):
-        M = build_models(p, seed, ctx.show_progress)
+    with ctx.time("pretrain+sft"):      # the SFT lr candidates train in 2 forked processes (same numbers; issue 24)
+        M = build_models(p, seed, ctx.show_progress, map_fn=lambda fn, jobs: ctx.map(fn, jobs, workers=2))
     W, test, sft12 = M["world"], M["test"], M["sft12"]
     with ctx.time("scope"):
         pol, neg, srcs, losses = scope_model(M, p["alpha"], p["beta"], p["dpo_lr"], p["dpo_epochs"], seed)
