@@ -88,6 +88,38 @@ def test_id_sums_log_probs_and_appends_to_every_row(world):
         idm.make_world(0, truth_share=1.5)
 
 
+
+def _per_row_logprobs(model, rows):
+    "Reference for `_last_logprobs`: every row computed alone."
+    with torch.no_grad():
+        return torch.stack([torch.log_softmax(model(torch.tensor([r]))[0, -1].float(), -1) for r in rows])
+
+
+def test_logprob_cache_and_dedup_give_the_rows_own_numbers(world):
+    """`_last_logprobs` computes each distinct row once and reuses rows seen before (`cache`): the decoders' speed-up
+    (issue 24). The numbers are each row's own: TinyLM's rows do not depend on the rows batched beside them."""
+    from iclrbench.blocks.lm import LMConfig, TinyLM
+    torch.manual_seed(1)
+    model = TinyLM(LMConfig(vocab_size=world.vocab_size, arch="gpt", n_layer=2, n_head=4, d_model=32, max_len=32)).eval()
+    g = torch.Generator().manual_seed(0)
+    rows = [world.prompt_tokens(e) + torch.randint(7, world.vocab_size, (n,), generator=g).tolist()
+            for e in range(6) for n in (0, 3, 3, 6)]
+    rows = rows + rows[::3]                                                              # repeated rows
+    ref = _per_row_logprobs(model, rows)
+    cache = {}
+    got = idm._last_logprobs(model, rows, cache)
+    assert torch.allclose(got, ref, atol=1e-5) and len(cache) == len({tuple(r) for r in rows})
+    assert torch.equal(idm._last_logprobs(model, rows[::-1], cache), got.flip(0))         # served from the cache
+    # the decoders with one shared cache give the answers of fresh ones (finished entities' rows are skipped)
+    ents = list(range(world.n_entities))[:12]
+    drafts = idm.sample_answers(model, world, ents, 4, generator=torch.Generator().manual_seed(3))
+    shared = {}
+    for k in (1, 2, 4):
+        for agg in ("logprob", "prob"):
+            fresh = idm.integrative_decode(model, world, ents, [d[:k] for d in drafts], agg)
+            assert idm.integrative_decode(model, world, ents, [d[:k] for d in drafts], agg, cache=shared) == fresh
+    assert idm.sample_answers(model, world, ents, 4, generator=torch.Generator().manual_seed(3), cache=shared) == drafts
+
 # ---------------------------------------------------------------- the Hugging Face path
 WORDS = ["<pad>", "<eos>", "question", ":", "answer", "refined", "the", "a", "is", "paris", "rome", "city", "?", "again"] + [f"w{i}" for i in range(30)]
 
