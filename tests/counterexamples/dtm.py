@@ -23,7 +23,7 @@ _KEYS = {
     "dtm-vs-tokenwise": ["probe_dtm", "probe_tokenwise", "heldout_loss_dtm", "heldout_loss_tokenwise", "merged_fraction_dtm",
                          "sigma_n", "token_probe_dtm", "token_probe_tokenwise", "clean_loss_dtm", "clean_loss_tokenwise",
                          "majority_rate", "probe_init"],
-    "dynamic-beats-static": ["probe_dtm", "probe_static", "static_n", "static_k"],
+    "dynamic-beats-static": ["probe_dtm", "probe_static", "static_n", "static_k", "majority_rate", "probe_init"],
 }
 _case = case_builder(_BASE, _KEYS)
 
@@ -60,5 +60,10 @@ COUNTEREXAMPLES: dict[str, list[dict]] = {
         # the static schedule beats the dynamic one
         _case("dynamic-beats-static", probe_static=[0.540, 0.520, 0.490]),
         _case("dynamic-beats-static", probe_static=_seed("probe_static", 0, 0.560)),
+        # the stored full run of 2026-12-05: DTM above static, but both below the majority-class rate (nothing learned)
+        _case("dynamic-beats-static", probe_dtm=[0.382, 0.400, 0.376], probe_static=[0.364, 0.380, 0.376],
+              majority_rate=[0.420, 0.394, 0.392], probe_init=[0.372, 0.382, 0.378]),
+        # DTM learned, the static student did not: its failure must not decide the claim
+        _case("dynamic-beats-static", probe_static=[0.400, 0.390, 0.380]),
     ],
 }
