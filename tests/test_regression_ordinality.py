@@ -121,4 +121,23 @@ def test_plain_baseline_is_trained_with_the_same_validation_selection_as_the_met
 def test_every_run_reports_the_hyper_parameters_it_selected(short_result):
     m = short_result.metrics
     for r in ("baseline", "MT", "ROT", "MT+ROT"):
-        assert m[f"lr_{r}"] == [0.001] and m[f"wd_{r}"][0] in (0.01, 1.0)
+        assert m[f"lr_{r}"] == [0.001] and m[f"wd_{r}"][0] in (0.3, 1.0, 3.0)
+
+
+def test_cached_target_plans_and_parallel_workers_give_the_same_numbers(short_result):
+    """Speed-ups of the smoke run (issue 24) that must not change a number: ROT's target half drawn once per seed
+    (`target_plans`) equals drawing it step by step, and training the grid in 2 processes equals 1 process."""
+    y, z = torch.rand(150, generator=torch.Generator().manual_seed(3)), torch.randn(150, 8)
+    g1, g2 = torch.Generator().manual_seed(7), torch.Generator().manual_seed(7)
+    plans = [ro.rot_target_plan(y, 0.1, 100, 50, g2) for _ in range(3)]
+    for t in plans:
+        assert torch.equal(ro.rot_loss(z, y, 0.1, 100, 50, g1), ro.rot_loss(z, y, 0.1, 100, 50, target=t))
+    d = ro.nuisance_task(1)
+    cfg = ro.RegConfig(heads=2, lam=1.0, epochs=30, eval_every=10)
+    ro._TARGET_PLANS.clear()
+    ro.PLAN_CACHE_BYTES, old = 0, ro.PLAN_CACHE_BYTES          # no cache: drawn step by step
+    try: step_by_step = ro.train_regressor(d, cfg, 1)[1]
+    finally: ro.PLAN_CACHE_BYTES = old
+    assert ro.train_regressor(d, cfg, 1)[1] == step_by_step and len(ro._TARGET_PLANS) == 1
+    one = ro.run("smoke", seed=0, progress=False, workers=1, **SHORT)
+    assert one.metrics == short_result.metrics and short_result.params["workers"] == 2

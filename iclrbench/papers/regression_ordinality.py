@@ -10,7 +10,7 @@ Docs: https://iclrbench.github.io/iclrbench/papers/regression_ordinality.html.md
 # %% ../../nbs/papers/regression_ordinality.ipynb #c0c7dea7
 from __future__ import annotations
 
-import copy, dataclasses, math
+import copy, dataclasses, hashlib, math
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,30 +22,43 @@ from ..core import Claim, Paper, Param
 from ..core.experiment import every_seed, experiment, per_seed
 
 # %% auto #0
-__all__ = ['PAPER', 'RUNS', 'PARAMS', 'SCALES', 'BUDGETS', 'CLAIMS', 'run', 'rot_loss', 'MultiTargetRegressor', 'make_regressor',
-           'ordinal_entropy_loss', 'nuisance_task', 'conditional_spread', 'gaussian_conditional_entropy', 'RegConfig',
-           'train_regressor', 'run_configs', 'select_on_validation', 'one_seed', 'sweep_first_seed', 'explore']
+__all__ = ['PLAN_CACHE_BYTES', 'PAPER', 'RUNS', 'PARAMS', 'SCALES', 'BUDGETS', 'CLAIMS', 'run', 'rot_target_plan', 'rot_loss',
+           'MultiTargetRegressor', 'make_regressor', 'ordinal_entropy_loss', 'nuisance_task', 'conditional_spread',
+           'gaussian_conditional_entropy', 'RegConfig', 'target_plans', 'train_regressor', 'run_configs',
+           'grid_configs', 'select_on_validation', 'setup', 'one_seed', 'sweep_first_seed', 'explore']
 
 # %% ../../nbs/papers/regression_ordinality.ipynb #c68afec0
-def rot_loss(z, y, reg: float = 0.1, sample_size: int = 100, n_iter: int = 50, generator=None, detach_plan: bool = True):
+def rot_target_plan(y, reg: float = 0.1, sample_size: int = 100, n_iter: int = 50, generator=None):
+    """The target half of ROT-Reg: the rows drawn for one step (`None` = all rows when `sample_size` ≥ n) and
+    T_y = Sinkhorn(C_y / max C_y + 999·I, ε = `reg`). It carries no gradient and does not depend on the model, so
+    `train_regressor` computes it once per step sequence and reuses it (`target_plans`)."""
+    if not reg > 0: raise ValueError(f"parameter 'reg' must be a positive float; got {reg!r}")
+    n = y.shape[0]
+    if y.dim() == 1: y = y[:, None]
+    idx = torch.randperm(n, generator=generator)[:sample_size] if sample_size < n else None
+    if idx is not None: y = y[idx]
+    y = y.detach()
+    with torch.no_grad():
+        Cy = pairwise_cost(y, y.clone(), kind="euclidean", eps=1e-12)
+        Cy = Cy / Cy.max().clamp_min(1e-12) + 999 * torch.eye(len(y), dtype=y.dtype, device=y.device)
+        return idx, sinkhorn(Cy, eps=reg, n_iter=n_iter, tol=0.0).plan
+
+
+def rot_loss(z, y, reg: float = 0.1, sample_size: int = 100, n_iter: int = 50, generator=None, detach_plan: bool = True,
+             target=None):
     """ROT-Reg of `ICLR25_OT.py`: |⟨C_z, T_y⟩ − ⟨C_z, T_z⟩| on a random subset of `sample_size` rows.
 
     z (n, d) features, y (n,) or (n, k) targets. z ← z / mean‖z_i‖; C_z, C_y Euclidean (C_y / max C_y), +999 on both
     diagonals; T_y, T_z entropic self-transport plans (uniform marginals, ε = `reg`, log-domain Sinkhorn). T_y carries
     no gradient (targets only); T_z is detached when `detach_plan` (our CPU shortcut; the official code backpropagates
-    through POT's Sinkhorn iterations)."""
+    through POT's Sinkhorn iterations). `target` = (rows, T_y) from `rot_target_plan` (the same draw from `generator`)
+    skips recomputing the target half."""
     if not reg > 0: raise ValueError(f"parameter 'reg' must be a positive float; got {reg!r}")
-    n = z.shape[0]
-    if y.dim() == 1: y = y[:, None]
-    if sample_size < n:
-        idx = torch.randperm(n, generator=generator)[:sample_size]
-        z, y = z[idx], y[idx]
+    idx, Ty = rot_target_plan(y, reg, sample_size, n_iter, generator) if target is None else target
+    if idx is not None: z = z[idx]
     z = z / z.norm(dim=1).mean().clamp_min(1e-12)
     eye = torch.eye(len(z), dtype=z.dtype, device=z.device)
     Cz = pairwise_cost(z, z.clone(), kind="euclidean", eps=1e-12) + 999 * eye
-    Cy = pairwise_cost(y.detach(), y.detach().clone(), kind="euclidean", eps=1e-12)
-    Cy = Cy / Cy.max().clamp_min(1e-12) + 999 * eye
-    Ty = sinkhorn(Cy, eps=reg, n_iter=n_iter, tol=0.0).plan
     Tz = sinkhorn(Cz, eps=reg, n_iter=n_iter, tol=0.0, grad="envelope" if detach_plan else "unrolled").plan
     return ((Cz * Ty).sum() - (Cz * Tz).sum()).abs()
 
@@ -149,22 +162,54 @@ class RegConfig:
     standardise: bool = True     # inputs scaled by the training split's mean / std (see §3)
 
 
+_TARGET_PLANS: dict = {}            # key → (list of every step's (rows, T_y), bytes); see `target_plans`
+PLAN_CACHE_BYTES = 512 * 2 ** 20
+
+
+def target_plans(y, cfg: RegConfig, seed: int):
+    """Every training step's (rows, T_y) of ROT-Reg for targets `y` — the draws `train_regressor` makes from its
+    generator (seeded `seed` + 12345, used for nothing else), in order. They depend only on the targets, ε, the sample
+    size, the Sinkhorn iterations, the seed and the number of steps — not on the model, λ, M, lr or weight decay — so
+    they are memoised here (up to `PLAN_CACHE_BYTES`, oldest dropped first) and every ROT run of a seed, and every
+    point of its (lr, weight decay) grid, reuses them: the same numbers as drawing them step by step. `None` when
+    one run's plans alone would exceed the cache (then `train_regressor` draws them step by step)."""
+    m = min(cfg.sample_size, len(y))
+    size = cfg.epochs * m * m * y.element_size()
+    if size > PLAN_CACHE_BYTES: return None
+    key = (hashlib.sha1(y.detach().cpu().numpy().tobytes()).hexdigest(), float(cfg.reg), int(cfg.sample_size),
+           int(cfg.sinkhorn_iter), int(seed), int(cfg.epochs), str(y.device), str(y.dtype))
+    if key not in _TARGET_PLANS:
+        while _TARGET_PLANS and sum(v[1] for v in _TARGET_PLANS.values()) + size > PLAN_CACHE_BYTES:
+            _TARGET_PLANS.pop(next(iter(_TARGET_PLANS)))
+        gen = torch.Generator(device=torch.get_default_device()).manual_seed(seed + 12345)
+        _TARGET_PLANS[key] = ([rot_target_plan(y, cfg.reg, cfg.sample_size, cfg.sinkhorn_iter, gen) for _ in range(cfg.epochs)], size)
+    return _TARGET_PLANS[key][0]
+
+
+def _tensors(data, standardise: bool):
+    "The splits as float32 tensors (inputs standardised with the training split's mean and std when asked)."
+    xtr, ytr = (torch.tensor(v, dtype=torch.float32) for v in data["train"])
+    xva, yva = (torch.tensor(v, dtype=torch.float32) for v in data["val"])
+    xte_t = torch.tensor(data["test"][0], dtype=torch.float32)
+    if standardise:
+        mu, sd = xtr.mean(0), xtr.std(0).clamp_min(1e-8)
+        xtr, xva, xte_t = (xtr - mu) / sd, (xva - mu) / sd, (xte_t - mu) / sd
+    return xtr, ytr, xva, yva, xte_t
+
+
 def train_regressor(data, cfg: RegConfig, seed: int, snapshot_every: int = 0, snap_n: int = 400):
     """Full-batch training with MSE over M heads (+ λ·ROT, + oe·Ordinal Entropy); the best-validation checkpoint.
 
-    Inputs are standardised with the training split's mean and std when `cfg.standardise`.
+    Inputs are standardised with the training split's mean and std when `cfg.standardise`. ROT's target half (rows
+    and T_y of every step) comes from `target_plans` (memoised per seed).
 
     Returns (model at the best validation epoch, dict of test metrics, list of snapshots (epoch, z of the first
     `snap_n` test points, conditional spread, test MSE))."""
-    xtr, ytr = (torch.tensor(v, dtype=torch.float32) for v in data["train"])
-    xva, yva = (torch.tensor(v, dtype=torch.float32) for v in data["val"])
-    xte, yte = data["test"]
-    xte_t = torch.tensor(xte, dtype=torch.float32)
-    if cfg.standardise:
-        mu, sd = xtr.mean(0), xtr.std(0).clamp_min(1e-8)
-        xtr, xva, xte_t = (xtr - mu) / sd, (xva - mu) / sd, (xte_t - mu) / sd
+    xtr, ytr, xva, yva, xte_t = _tensors(data, cfg.standardise)
+    yte = data["test"][1]
     model = make_regressor(seed, heads=cfg.heads)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    plans = target_plans(ytr, cfg, seed) if cfg.lam > 0 else None
     gen = torch.Generator(device=torch.get_default_device()).manual_seed(seed + 12345)
     best, best_state, snaps = float("inf"), None, []
     def snapshot(ep):
@@ -177,7 +222,9 @@ def train_regressor(data, cfg: RegConfig, seed: int, snapshot_every: int = 0, sn
     for ep in range(1, cfg.epochs + 1):
         z, preds = model(xtr)
         loss = ((preds[..., 0] - ytr[:, None]) ** 2).mean()
-        if cfg.lam > 0: loss = loss + cfg.lam * rot_loss(z, ytr, cfg.reg, cfg.sample_size, cfg.sinkhorn_iter, gen)
+        if cfg.lam > 0:
+            loss = loss + cfg.lam * rot_loss(z, ytr, cfg.reg, cfg.sample_size, cfg.sinkhorn_iter, gen,
+                                             target=None if plans is None else plans[ep - 1])
         if cfg.oe > 0: loss = loss + cfg.oe * ordinal_entropy_loss(z, ytr)
         opt.zero_grad(); loss.backward(); opt.step()
         if ep % cfg.eval_every == 0 or ep == cfg.epochs:
@@ -216,24 +263,27 @@ PARAMS = [
     Param("oe_baseline", "bool", "also train the Ordinal Entropy baseline (weight 0.1)"),
     Param("sweep", "bool", "also sweep M ∈ {1,2,4,8,16} and λ ∈ {0.1,1,10} (first seed, report only)"),
     Param("wd_grid", "str", "AdamW weight decays tried for every run; each run keeps the one of lowest validation MSE",
-          choices=("0.01", "0.01,1", "0.01,0.1,1")),
+          choices=("0.01", "0.01,1", "0.01,0.1,1", "0.3,1,3", "0.1,0.3,1,3,10", "0.01,0.1,0.3,1,3,10")),
     Param("lr_grid", "str", "AdamW learning rates tried for every run (crossed with `wd_grid`, selected on validation)",
           choices=("0.001", "0.001,0.003")),
     Param("standardise", "bool", "standardise the inputs with the training split's mean and std"),
+    Param("workers", "int", "processes that train the runs × grid points in parallel (CPU only; the same numbers as 1)",
+          low=1, high=8),
     Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
 
-_BASE = dict(device="cpu", heads=8, lam=1.0, reg=0.1, sample_size=100, sinkhorn_iter=50, standardise=True)
+_BASE = dict(device="cpu", heads=8, lam=1.0, reg=0.1, sample_size=100, sinkhorn_iter=50, standardise=True, workers=2)
 SCALES = {
-    "smoke": dict(_BASE, n_seeds=3, epochs=1000, oe_baseline=False, sweep=False, wd_grid="0.01,1", lr_grid="0.001"),
-    "full": dict(_BASE, n_seeds=5, epochs=2000, oe_baseline=True, sweep=True, wd_grid="0.01,0.1,1", lr_grid="0.001,0.003"),
+    "smoke": dict(_BASE, n_seeds=3, epochs=1000, oe_baseline=False, sweep=False, wd_grid="0.3,1,3", lr_grid="0.001"),
+    "full": dict(_BASE, n_seeds=5, epochs=2000, oe_baseline=True, sweep=True, wd_grid="0.1,0.3,1,3,10", lr_grid="0.001,0.003"),
 }
 
-# Wall-clock budget of one notebook run per scale (the card's; default smoke 60 s, full 900 s). The smoke
-# notebook took 49 s through `iclrbench run` on an idle 2-core machine (2026-12-03) and CI's machine runs
-# ~1.4x slower: the budget only stops runaway runs. Since issue 22 every run tries two weight decays (selected on
-# validation), which doubles the training time: ~90 s of CPU on an idle machine, within the 180 s budget.
-BUDGETS = {"smoke": 180}
+# Wall-clock budget of one notebook run per scale (default smoke 60 s, full 900 s). Issue 22 made every run try 3
+# weight decays (selected on validation); issue 24 trains the runs × grid points in 2 processes and draws ROT's
+# target plans once per seed (the same numbers). Measured 2026-12-05 through `iclrbench run` on the shared 2-core
+# machine under load ~11: 68.3 s user + 2.1 s sys (kernel and workers), 244 s wall; idle estimate ≈ 3 s of plans +
+# ~31 s of training on 2 cores + ~6 s kernel start ≈ 40 s wall. (Before: one process, 2 weight decays, 52 s CPU.)
+BUDGETS = {"smoke": 60}
 
 # %% ../../nbs/papers/regression_ordinality.ipynb #1f25dc6a
 def _chosen(m, run):
@@ -288,32 +338,74 @@ def _grid(spec: str) -> list[float]:
     return [float(v) for v in spec.split(",")]
 
 
+def grid_configs(cfg: RegConfig, p: dict) -> list[RegConfig]:
+    "`cfg` at every (lr, weight decay) of `p['lr_grid']` × `p['wd_grid']`, in the order the selection scans them."
+    return [dataclasses.replace(cfg, lr=lr, weight_decay=wd) for lr in _grid(p["lr_grid"]) for wd in _grid(p["wd_grid"])]
+
+
+def _pick(trained):
+    "The first (config, metrics, snapshots) of lowest validation MSE."
+    best = None
+    for c in trained:
+        if best is None or c[1]["val_mse"] < best[1]["val_mse"]: best = c
+    return best
+
+
 def select_on_validation(data, cfg: RegConfig, seed: int, p: dict, snapshot_every: int = 0):
     """Train `cfg` once for each (lr, weight decay) of `p['lr_grid']` × `p['wd_grid']` and keep the one of lowest
     validation MSE (at its best-validation checkpoint): the same procedure and budget for every run.
     Returns (chosen config, its metrics, its snapshots)."""
-    best = None
-    for lr in _grid(p["lr_grid"]):
-        for wd in _grid(p["wd_grid"]):
-            c = dataclasses.replace(cfg, lr=lr, weight_decay=wd)
-            _, met, snaps = train_regressor(data, c, seed, snapshot_every=snapshot_every)
-            if best is None or met["val_mse"] < best[1]["val_mse"]: best = (c, met, snaps)
-    return best
+    return _pick([(c, *train_regressor(data, c, seed, snapshot_every=snapshot_every)[1:]) for c in grid_configs(cfg, p)])
+
+
+def _run_config(p: dict, M: int, lam: float, oe: float = 0.0) -> RegConfig:
+    return RegConfig(heads=M, lam=lam, reg=p["reg"], sample_size=p["sample_size"], sinkhorn_iter=p["sinkhorn_iter"], oe=oe,
+                     epochs=p["epochs"], standardise=p["standardise"])
+
+
+def _train_job(args: tuple):
+    "One (run, lr, weight decay) of one seed, in a worker process: (config, metrics, snapshots)."
+    cfg, seed, snapshot_every = args
+    _, met, snaps = train_regressor(nuisance_task(seed), cfg, seed, snapshot_every=snapshot_every)
+    return cfg, met, snaps
+
+
+def setup(p: dict, ctx) -> dict:
+    """With `workers` > 1 (CPU only): train every (seed, run, lr, weight decay) in `workers` forked processes — the ROT
+    runs first, after this process has drawn every seed's ROT target plans (`target_plans`, inherited by the workers) —
+    and return {(seed, run): the grid's (config, metrics, snapshots)}. Each job is the same computation as in one
+    process (one torch thread, the same seeds), so the numbers do not depend on `workers`. {} otherwise."""
+    if p["workers"] <= 1 or ctx.device.type != "cpu" or len(ctx.seeds) * len(run_configs(p)) <= 1: return {}
+    snap = max(p["epochs"] // 10, 1)
+    jobs = [(s, r, c) for s in ctx.seeds for r, v in run_configs(p).items() for c in grid_configs(_run_config(p, *v), p)]
+    rot = next((c for _, _, c in jobs if c.lam > 0), None)
+    if rot is not None:
+        with ctx.time("ROT target plans"):
+            for s in ctx.seeds: target_plans(_tensors(nuisance_task(s), p["standardise"])[1], rot, s)
+    order = sorted(range(len(jobs)), key=lambda i: (jobs[i][2].lam <= 0, -jobs[i][2].heads))   # longest first
+    with ctx.time("training (parallel)"):
+        outs = ctx.map(_train_job, [(jobs[i][2], jobs[i][0], snap if jobs[i][0] == ctx.seed else 0) for i in order],
+                       workers=p["workers"])
+    done = dict(zip(order, outs))
+    shared: dict = {}
+    for i, (s, r, _) in enumerate(jobs): shared.setdefault((s, r), []).append(done[i])
+    return shared
 
 
 def one_seed(p: dict, seed: int, ctx) -> dict[str, float]:
     """Train baseline / MT / ROT / MT+ROT (and optionally Ordinal Entropy) on this seed's nuisance task; returns each
     run's test MSE, validation MSE, conditional spread, Gaussian Ĥ(Z|Y) and the (lr, weight decay) it selected on
-    validation (the first seed also keeps snapshots)."""
+    validation (the first seed also keeps snapshots). Runs already trained in parallel by `setup` are only selected."""
     data = nuisance_task(seed)
     first = seed == ctx.seed
     snap_every = max(p["epochs"] // 10, 1)
     row: dict[str, float] = {}
     for r, (M, lam, oe) in run_configs(p).items():
-        cfg = RegConfig(heads=M, lam=lam, reg=p["reg"], sample_size=p["sample_size"], sinkhorn_iter=p["sinkhorn_iter"], oe=oe,
-                        epochs=p["epochs"], standardise=p["standardise"])
-        with ctx.time(r):
-            cfg, met, snaps = select_on_validation(data, cfg, seed, p, snapshot_every=snap_every if first else 0)
+        trained = (ctx.shared or {}).get((seed, r))
+        if trained is not None: cfg, met, snaps = _pick(trained)
+        else:
+            with ctx.time(r):
+                cfg, met, snaps = select_on_validation(data, _run_config(p, M, lam, oe), seed, p, snapshot_every=snap_every if first else 0)
         for k, v in met.items(): row[f"{k}_{r}"] = v
         row[f"lr_{r}"], row[f"wd_{r}"] = cfg.lr, cfg.weight_decay
         if first:
@@ -325,22 +417,22 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, float]:
 
 def sweep_first_seed(p: dict, table, ctx) -> None:
     """With `sweep`: M ∈ {1,2,4,8,16} without ROT, λ ∈ {0.1,1,10} with M = 1 and M = 8, on the first seed's data (report
-    only; each point with the same validation selection of (lr, weight decay) as the main runs)."""
+    only; each point with the same validation selection of (lr, weight decay) as the main runs; its grid trained in
+    `workers` processes)."""
     if not p["sweep"]: return
     seed = ctx.seed
-    data = nuisance_task(seed)
-    sweep = []
     grid = [(M, 0.0) for M in (1, 2, 4, 8, 16)] + [(1, lam) for lam in (0.1, 1.0, 10.0)] + [(8, lam) for lam in (0.1, 1.0, 10.0)]
+    jobs = [(k, c) for k, (M, lam) in enumerate(grid) for c in grid_configs(_run_config(p, M, lam), p)]
     with ctx.time("sweep"):
-        for M, lam in ctx.bar(grid, desc="sweep"):
-            cfg = RegConfig(heads=M, lam=lam, reg=p["reg"], sample_size=p["sample_size"], sinkhorn_iter=p["sinkhorn_iter"], epochs=p["epochs"],
-                            standardise=p["standardise"])
-            cfg, met, _ = select_on_validation(data, cfg, seed, p)
-            sweep.append({"heads": M, "lam": lam, "lr": cfg.lr, "wd": cfg.weight_decay, **met})
+        outs = ctx.map(_train_job, [(c, seed, 0) for _, c in jobs], workers=p["workers"] if ctx.device.type == "cpu" else 1)
+    sweep = []
+    for k, (M, lam) in enumerate(grid):
+        cfg, met, _ = _pick([o for (j, _), o in zip(jobs, outs) if j == k])
+        sweep.append({"heads": M, "lam": lam, "lr": cfg.lr, "wd": cfg.weight_decay, **met})
     ctx.artefacts["sweep"] = sweep
 
 
-run = experiment(PAPER, PARAMS, SCALES, CLAIMS, per_seed=one_seed, finish=sweep_first_seed)
+run = experiment(PAPER, PARAMS, SCALES, CLAIMS, per_seed=one_seed, setup=setup, finish=sweep_first_seed)
 
 # %% ../../nbs/papers/regression_ordinality.ipynb #f0f3c524
 def explore(result=None):
