@@ -369,8 +369,11 @@ def train_planner(seqs: Sequence[Sequence[int]], prompt_lens: Sequence[int], ks:
     """Train a fresh `TinyLM(cfg)` (initialised from `seed`) by next-token cross-entropy on everything after each
     prompt (`prompt_masked_loss`, the token mean over the batch), AdamW with a one-cycle schedule and clip 1.
 
-    Each batch is drawn (with replacement) from the examples of one k, chosen in proportion to its share of the
-    data, and padded to its longest row: all k are trained on, with little padding."""
+    Each batch is drawn uniformly (with replacement) from all the examples, so every batch mixes the k (and both
+    templates) as in the card's calibration runs, and is padded to its longest row. `ks` is only checked for length.
+    (An earlier version drew every batch from the examples of ONE k to save padding: with learned absolute positions
+    that trains each step on one sequence length, and it learned far slower — vanilla, K = 5, 600 steps of batch 64,
+    seed 1: final loss 0.81 and k = 1 accuracy 0.24, against 0.66 and 0.48 with mixed batches; the card: 0.51 and 0.54.)"""
     if len(seqs) != len(prompt_lens) or len(seqs) != len(ks):
         raise ValueError("parameters 'seqs', 'prompt_lens' and 'ks' must have the same length")
     torch.manual_seed(seed)
@@ -380,20 +383,21 @@ def train_planner(seqs: Sequence[Sequence[int]], prompt_lens: Sequence[int], ks:
     X = torch.full((len(seqs), int(lens.max())), PAD, dtype=torch.long)
     for i, s in enumerate(seqs): X[i, :len(s)] = torch.tensor(s)
     PL = torch.tensor(list(prompt_lens))
-    ks_t = torch.tensor(list(ks))
-    buckets = [torch.nonzero(ks_t == k).squeeze(1) for k in sorted(set(ks_t.tolist()))]
-    probs = torch.tensor([len(b) for b in buckets], dtype=torch.float)
     g = torch.Generator(device=torch.get_default_device()).manual_seed(seed)
 
     def batch(step):
-        b = buckets[int(torch.multinomial(probs, 1, generator=g))]
-        idx = b[torch.randint(len(b), (batch_size,), generator=g)]
+        idx = torch.randint(len(seqs), (batch_size,), generator=g)
         return X[idx, :int(lens[idx].max())], PL[idx]
 
     def loss(m, x, pl):
         pl = pl.to(x.device)
         counts = ((torch.arange(1, x.shape[1], device=x.device)[None] >= pl[:, None]) & (x[:, 1:] != PAD)).sum(1).float()
-        per_row = prompt_masked_loss(m, x, pl, pad_id=PAD, reduction="none")
+        # rows sorted by length in chunks of 8, each cut to its own longest row: with right padding and causal
+        # attention every row's loss is the same as in one padded batch (up to float rounding), at ~30% less compute
+        L = (x != PAD).sum(1)
+        order = torch.argsort(L)
+        parts = [(c, prompt_masked_loss(m, x[c, :int(L[c].max())], pl[c], pad_id=PAD, reduction="none")) for c in order.split(8)]
+        per_row = torch.zeros(len(x), device=x.device).index_put((torch.cat([c for c, _ in parts]),), torch.cat([v for _, v in parts]))
         return per_row * counts * len(counts) / counts.sum()      # mean over rows = mean over all response tokens
 
     log = train_lm(model, batch, steps, lr=lr, schedule="onecycle", clip=1.0, loss_fn=loss, progress_bar=progress_bar,
