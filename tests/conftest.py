@@ -65,7 +65,8 @@ def stand_in_notebook(folder: Path, slug: str, body: str) -> Path:
     return folder
 
 
-# CPU seconds `_reference_workload` takes on that reference machine (median of 7 runs, 0.32-0.37 s, measured 2026-12-03).
+# CPU seconds `_reference_workload` takes on the reference machine (2 idle cores; median of 7 runs, 0.32-0.37 s,
+# measured 2026-12-03).
 REFERENCE_WORKLOAD_S = 0.35
 
 
