@@ -85,8 +85,13 @@ class FactsWorld:
         return p
 
     def draw_statement(self, e: int, rng) -> tuple[int, str]:
-        "One (city, phrasing) statement of entity e as the corpus makes it."
-        c = int(rng.choice(self.n_cities, p=self.city_distribution(e)))
+        """One (city, phrasing) statement of entity e as the corpus makes it. The city is `rng.choice(n_cities,
+        p=city_distribution(e))` done the way numpy does it — one uniform inverted through the normalised cumulative
+        sum — with each entity's cdf built once (the corpus draws hundreds of thousands of statements)."""
+        cdfs = self.__dict__.setdefault("_city_cdfs", {})
+        if e not in cdfs:
+            cdf = self.city_distribution(e).cumsum(); cdf /= cdf[-1]; cdfs[e] = cdf
+        c = int(cdfs[e].searchsorted(rng.random(), side="right"))
         return c, self.phrasing_for(e, c, rng)
 
     def phrasing_for(self, e: int, c: int, rng) -> str:
@@ -111,26 +116,22 @@ def make_world(seed, n_per_group: int = 30, n_cities: int = 24, truth_share: flo
 # %% ../../nbs/papers/integrative_decoding.ipynb #57d6af1c
 def make_corpus(world: FactsWorld, n_docs: int, seed) -> "torch.Tensor":
     """`n_docs` documents (every second one a re-answer document), right-padded with <pad> into a (n_docs, L) tensor.
-
-    The same random stream as drawing with `world.draw_statement`: `rng.choice(C, p=p)` draws one uniform and inverts
-    the normalised cumulative sum of p, so each entity's cdf and token lists are built once, not once per document."""
+    Prompt and answer token lists are built once per entity / statement, not once per document."""
     rng = np.random.default_rng(seed)
-    cdfs = []
-    for e in range(world.n_entities):
-        cdf = world.city_distribution(e).cumsum(); cdf /= cdf[-1]; cdfs.append(cdf)   # as Generator.choice does
-    draw = lambda e: int(cdfs[e].searchsorted(rng.random(), side="right"))         # = world.draw_statement(e, rng)'s city
     prompt = [world.prompt_tokens(e) for e in range(world.n_entities)]
     answer: dict[tuple, list[int]] = {}
-    ans = lambda e, c, ph: answer[(e, c, ph)] if (e, c, ph) in answer else answer.setdefault((e, c, ph), world.answer_tokens(e, c, ph))
+    def ans(e, c, ph):
+        if (e, c, ph) not in answer: answer[(e, c, ph)] = world.answer_tokens(e, c, ph)
+        return answer[(e, c, ph)]
     again, eos = [world.stoi["<again>"]], [world.stoi["<eos>"]]
     docs = []
     for i in range(n_docs):
         e = int(rng.integers(world.n_entities))
-        c = draw(e); ph = world.phrasing_for(e, c, rng)
+        c, ph = world.draw_statement(e, rng)
         d = prompt[e] + ans(e, c, ph)
         if i % 2 == 1:
             if rng.random() < world.copy_prob: c2, ph2 = c, world.phrasing_for(e, c, rng)
-            else: c2 = draw(e); ph2 = world.phrasing_for(e, c2, rng)
+            else: c2, ph2 = world.draw_statement(e, rng)
             d = d + again + ans(e, c2, ph2)
         docs.append(d + eos)
     L = max(map(len, docs))
