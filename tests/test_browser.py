@@ -218,6 +218,8 @@ def test_paper_notebook_runs_in_jupyterlab_and_its_explorer_answers_the_keyboard
         pg.wait_for_function(f"(s) => ({STATUS_JS})() !== s", arg=status_before, timeout=60_000)
         status = pg.evaluate(STATUS_JS)
         assert "updated (" in status and "⚠" not in status, status
+        pg.wait_for_timeout(1500)                        # the figures refit to their cells
+        assert pg.evaluate(OVERLAP_JS, ".jp-NotebookPanel:not(.lm-mod-hidden) .jupyter-widgets .js-plotly-plot") == []
         assert not [e for e in w.errors], w.errors
     _shutdown_sessions(base)
 
@@ -247,9 +249,44 @@ LAYOUT_NOTEBOOK = {"cells": [{"cell_type": "code", "metadata": {}, "execution_co
 FITS_JS = """() => { const out = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output');
   const r = out.getBoundingClientRect();
   const figs = Array.from(out.querySelectorAll('.js-plotly-plot')).map(e => e.getBoundingClientRect());
+  // what plotly drew (the svg carries the drawn size) against the cell it sits in
+  const drawn = Array.from(out.querySelectorAll('.iclrbench-figure-cell')).map(c => {
+    const cell = c.getBoundingClientRect(), svg = c.querySelector('.js-plotly-plot .main-svg');
+    const s = svg ? svg.getBoundingClientRect() : {left: NaN, right: NaN, width: NaN};
+    return [cell.left, cell.right, s.left, s.right, s.width]; });
   return {out: [r.left, r.right], scroll: out.scrollWidth - out.clientWidth,
-          figs: figs.map(f => [f.left, f.right, f.width]), window: window.innerWidth}; }"""
+          figs: figs.map(f => [f.left, f.right, f.width]), drawn: drawn, window: window.innerWidth}; }"""
 
+
+# Text that collides or is cut off in the drawn plotly figures that `plots` (a CSS selector) matches: a legend over an axis title,
+# a subplot title or the title; the title running into a subplot or axis title; a title, axis title, annotation, bar
+# label or legend reaching past the figure's edge. One line per problem, naming the figure by its title.
+OVERLAP_JS = """(plots) => {
+  const out = [];
+  const R = e => e.getBoundingClientRect();
+  const meets = (a, b) => a.width > 0 && a.height > 0 && b.width > 0 && b.height > 0 &&
+      a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const label = e => (e.textContent || e.getAttribute('class') || '').trim().slice(0, 50);
+  for (const gd of document.querySelectorAll(plots)) {
+    const svg = gd.querySelector('.main-svg');
+    if (!svg || gd.offsetParent === null) continue;
+    const s = R(svg), name = label(gd.querySelector('text.gtitle') || svg) || '(untitled)';
+    const titles = Array.from(gd.querySelectorAll('text.gtitle'));
+    const axes = Array.from(gd.querySelectorAll('text[class$="title"]:not(.gtitle)'));
+    const notes = Array.from(gd.querySelectorAll('g.annotation'));
+    const legends = Array.from(gd.querySelectorAll('g.legend rect.bg'));
+    const bars = Array.from(gd.querySelectorAll('text.bartext'));
+    for (const l of legends) for (const t of [...axes, ...notes, ...titles])
+      if (meets(R(l), R(t))) out.push(`${name}: the legend covers '${label(t)}'`);
+    for (const t of titles) for (const a of [...notes, ...axes])
+      if (meets(R(t), R(a))) out.push(`${name}: the title runs into '${label(a)}'`);
+    for (const t of [...titles, ...axes, ...notes, ...bars, ...legends]) {
+      const r = R(t);
+      if (r.width > 0 && (r.left < s.left - 2 || r.right > s.right + 2 || r.top < s.top - 2 || r.bottom > s.bottom + 2))
+        out.push(`${name}: '${label(t)}' is cut off (${Math.round(r.left - s.left)}..${Math.round(r.right - s.left)} of ${Math.round(s.width)} px wide, ${Math.round(r.top - s.top)}..${Math.round(r.bottom - s.top)} of ${Math.round(s.height)} high)`);
+    }
+  }
+  return out; }"""
 
 @pytest.mark.parametrize("width", [1280, 900])
 def test_explorer_fits_a_laptop_width(browser, jupyter_lab, width):
@@ -268,6 +305,9 @@ def test_explorer_fits_a_laptop_width(browser, jupyter_lab, width):
         pg.wait_for_function("() => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .js-plotly-plot .main-svg').length >= 4",
                              timeout=180_000)
         pg.wait_for_timeout(1500)
+        with contextlib.suppress(Exception):     # the plots refit themselves shortly after their first draw
+            pg.wait_for_function(f"() => {{ const m = ({FITS_JS})(); return m.drawn.length >= 4 && "
+                                 "m.drawn.every(d => Math.abs(d[4] - (d[1] - d[0])) <= 4); }", timeout=20_000)
         m = pg.evaluate(FITS_JS)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(ARTIFACTS / f"explorer-layout-{width}.png"))
@@ -275,6 +315,11 @@ def test_explorer_fits_a_laptop_width(browser, jupyter_lab, width):
         assert len(m["figs"]) == 4 and m["scroll"] <= 2, m
         for f_left, f_right, f_width in m["figs"]:
             assert f_left >= left - 1 and f_right <= right + 1 and f_width >= 250, m
+        # the plots themselves are drawn at their cell's width: not at plotly's 700 px default, clipped by the cell
+        assert len(m["drawn"]) == 4, m
+        for c_left, c_right, s_left, s_right, s_width in m["drawn"]:
+            assert s_right <= c_right + 1 and s_width >= (c_right - c_left) - 4, m
+        assert pg.evaluate(OVERLAP_JS, ".jp-NotebookPanel:not(.lm-mod-hidden) .js-plotly-plot") == []
     except BaseException:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(Exception): w.page.screenshot(path=str(ARTIFACTS / f"explorer-layout-{width}-failed.png"))
@@ -405,6 +450,10 @@ def test_docs_paper_pages_render_offline(browser, served_site, which):
                         pg.mouse.click(box["x"] + 2, box["y"] + box["height"] / 2)
                 pg.wait_for_function(f"(b) => ({sig})() !== b", arg=before, timeout=30_000)
             pg.wait_for_timeout(500)
+            # every explorer figure (its FigureWidgets and its static view) is checked; the notebook's own figures only warn
+            assert pg.evaluate(OVERLAP_JS, f".jupyter-widgets .js-plotly-plot, {sv}.js-plotly-plot") == [], slug
+            others = pg.evaluate(OVERLAP_JS, f".iclrbench-plotly.js-plotly-plot:not({sv})")
+            if others: warnings.warn(f"{slug}: notebook figures with text that collides or is cut off: {others}")
             assert w.console_errors() == [], w.console_errors()
             assert [u for u in w.requests if not _local(u, base)] == [], "a request left the machine"
             if os.environ.get("ICLRBENCH_SCREENSHOTS") and slug == site_papers()[0]:

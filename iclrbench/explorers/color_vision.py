@@ -20,7 +20,7 @@ from ..core import torch_threads
 from ..papers.color_vision import (BOOST_Q_PEAK, DIM_THRESHOLD, IMAGES, LOSS_BORDER, MOSAICS, PEAK_SETS, Retina, Simulation,
                                           cmf_sim, colour_dims, cone_fundamentals, interior, linear_to_srgb, restore_simulation,
                                           ring_spectra, run)
-from ..views.explorer import Explorer
+from ..views.explorer import Explorer, decade_ticks, settle_layout
 
 # %% auto #0
 __all__ = ['TYPE_COLOURS', 'LIGHT_TEMPLATE', 'STATIC_CHECKPOINTS', 'RUN_LABELS', 'fig_cone_fundamentals', 'fig_scene_mosaic',
@@ -41,8 +41,16 @@ def _fig(traces, title: str, height: int = 320, panels: Sequence[str] | None = N
     """Build a figure in one go (the workbench's style, as `iclrbench.views.explorer.style`, with a light template): one layout dict
     validated once is several times faster than successive `update_layout` calls, which keeps explorer redraws fast.
     `panels`: titles of side-by-side panels (axes x, x2, ...; traces name their axes), cheaper than make_subplots."""
+    # as `style`: a title of several lines gets its room above the panel titles; a legend goes under the plot, 48 px
+    # below the plot area (under the x-axis title, never on it), and the plot area keeps its height
+    traces = list(traces)
+    top = 55 + 20 * str(title or "").count("<br>") + 16 * max([str(t).count("<br>") for t in panels or ()] + [0])
+    legend = sum(1 for t in traces if t.type not in ("image", "heatmap") and t.showlegend is not False) > 1
+    bottom = 90 if legend else 45
+    height = height + (top - 55) + (bottom - 45)
     lay = dict(template=LIGHT_TEMPLATE, title=dict(text=title, x=0.01, xanchor="left"), height=height,
-               margin=dict(l=55, r=20, t=55, b=45), legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+               margin=dict(l=55, r=20, t=top, b=bottom),
+               legend=dict(orientation="h", yanchor="top", y=-48 / max(height - top - bottom, 60), x=0))
     n = len(panels) if panels else 1
     w = (1 - gap * (n - 1)) / n
     ann = []
@@ -63,7 +71,9 @@ def _fig(traces, title: str, height: int = 320, panels: Sequence[str] | None = N
     for k_, v in extra.items():
         if isinstance(v, dict) and isinstance(lay.get(k_), dict): lay[k_] = {**lay[k_], **v}
         else: lay[k_] = v
-    return go.Figure(data=list(traces), layout=lay)
+    fig = go.Figure(data=traces, layout=lay)
+    decade_ticks(fig)                     # log axes labelled at powers of ten, not '2' and '5' (the house style)
+    return settle_layout(fig)             # title wrapped, legend rows given room under the axis titles
 
 
 def _type_names(peaks) -> list[str]:
@@ -135,7 +145,7 @@ def fig_training(history: dict, boost_step: int | None = None, title: str = "") 
         traces.append(go.Scatter(x=[boost_step + 1] * 2, y=[1e-3, 1], mode="lines", name="boost (new cone type)",
                                  line=dict(color="#9467bd", dash="dash"), xaxis="x2", yaxis="y2"))
     return _fig(traces, title or f"Training: {int(steps[-1]) if len(steps) else 0} steps", 330,
-                panels=("prediction loss", "σ_i/σ_1 of the per-type mean C (dims = count above the dotted line)"), gap=0.1,
+                panels=("prediction loss", "σ_i/σ_1 of the per-type mean C<br>(dims = count above the dotted line)"), gap=0.1,
                 xaxis=dict(title="step"), yaxis=dict(type="log"), xaxis2=dict(type="log", title="step + 1"),
                 yaxis2=dict(type="log", range=[-3.2, 0.1]))
 
@@ -186,7 +196,9 @@ def fig_cmf(errors: Sequence[float], tol: float = 0.05, primaries_nm: Sequence[f
     ks = np.arange(1, len(errors) + 1)
     k = next((int(j) for j, e in zip(ks, errors) if e < tol), None)
     text = [f"+{p:.0f} nm" for p in primaries_nm] if primaries_nm else None
-    return _fig([go.Bar(x=ks, y=np.maximum(np.asarray(errors, dtype=float), 1e-6), text=text, textposition="outside",
+    return _fig([go.Bar(x=ks, y=np.maximum(np.asarray(errors, dtype=float), 10 ** -3.9), text=text, textposition="outside",
+                        # bars below the axis floor are drawn at it (their label stays in view); the hover tells the truth
+                        customdata=np.asarray(errors, dtype=float), hovertemplate="%{x} primaries: worst error %{customdata:.2e}<extra></extra>",
                         marker_color=["#2ca02c" if e < tol else "#888" for e in errors], name="worst error"),
                  go.Scatter(x=[0.5, len(errors) + 0.5], y=[tol, tol], mode="lines", name=f"match threshold {tol:.0%}",
                             line=dict(color="#444", dash="dot"))],
@@ -270,8 +282,8 @@ def fig_stored_run(result, tag: str, checkpoint: int = -1, n_checkpoints: int = 
     for ax, xs in (("", ["σ1", f"σ{n_sv}"]), ("2", [1, last])):
         traces.append(go.Scatter(x=xs, y=[DIM_THRESHOLD] * 2, mode="lines", name=f"threshold {DIM_THRESHOLD}", hoverinfo="skip",
                                  line=dict(color="#888", dash="dot"), showlegend=ax == "", xaxis=f"x{ax}", yaxis=f"y{ax}"))
-    return _fig(traces, f"Stored run {RUN_LABELS.get(tag, tag)}: {'; '.join(notes)}", 400,
-                panels=("σ_i/σ_1 of the per-type mean C at the checkpoint", "over training (step + 1)"), gap=0.1,
+    return _fig(traces, f"Stored run {RUN_LABELS.get(tag, tag)}:<br>{'; '.join(notes)}", 400,
+                panels=("σ_i/σ_1 of the per-type mean C<br>at the checkpoint", "over training (step + 1)"), gap=0.1,
                 barmode="group", yaxis=dict(type="log", range=[-3.2, 0.1]), xaxis2=dict(type="log"),
                 yaxis2=dict(type="log", range=[-3.2, 0.1]))
 

@@ -113,7 +113,7 @@ def overview_figure(result: Result, record: int = 0, alpha: float | None = None,
     fig.add_trace(go.Table(header=dict(values=h, align="left"), cells=dict(values=cv, align="left"), columnwidth=[0.15, 0.85]), 2, 1)
     style(fig, f"SCOPE on the records world (seed {result.seed}): test record #{record}, negatives at α = {float(alpha):g}", height=760)
     fig.update_yaxes(range=[0, 1.02], title_text="rate", row=1, col=1)
-    fig.update_layout(barmode="group", margin=dict(t=90, b=40), legend=dict(orientation="h", x=0, y=1.04, yanchor="bottom"))
+    fig.update_layout(barmode="group", margin=dict(t=110, b=40), legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"))
     return fig
 
 # %% ../../nbs/explorers/faithful_generation.ipynb #89a73341

@@ -18,7 +18,7 @@ from ..papers.mixmax import (ESTIMATORS, FINAL_MODELS, balanced_lambda, conditio
                                      discrete_groups, estimate_lambda, exact_minimax, fit_final_model, group_cross_entropies,
                                      group_dro_discrete, mixture_weights, pooled_lambda, run, sample_discrete, simplex_grid,
                                      stack_groups, sweep_g3_point, sweep_sizes)
-from ..views.explorer import PALETTE, Explorer, band_traces, style
+from ..views.explorer import PALETTE, Explorer, band_traces, settle_layout, style
 
 # %% auto #0
 __all__ = ['simplex_figure', 'fig_simplex', 'group_ce_figure', 'fig_group_ce', 'sweep_figure', 'fig_g3_sweep', 'MixMaxExplorer',
@@ -50,7 +50,7 @@ def simplex_figure(grid: np.ndarray, H: np.ndarray, path: np.ndarray | None, lam
     style(fig, title or "H_λ(Y|X) on the simplex and the MixMax ascent", height=460)
     fig.update_layout(ternary=dict(aaxis=dict(title="λ₁ (G1)"), baxis=dict(title="λ₂ (G2)"), caxis=dict(title="λ₃ (G3)")),
                       legend=dict(orientation="h", y=-0.08, yanchor="top"), margin=dict(l=40, r=60, t=60, b=60))
-    return fig
+    return settle_layout(fig)       # after the changes above: the legend under the ternary's axis titles
 
 
 def fig_simplex(result, seed_index: int = 0):

@@ -40,7 +40,7 @@ def _rgb(img) -> np.ndarray:
 def pair_figure(frames, flow, valid, boxes=None, partners=None, size: int = 12, step: int = 4, title: str = "") -> go.Figure:
     "Frames t and t+1; flow arrows (every `step`-th valid pixel of frame t) on frame t; subcrops and their partners."
     frames, flow, valid = np.asarray(frames), np.asarray(flow, dtype=float), np.asarray(valid, bool)
-    fig = make_subplots(1, 2, subplot_titles=("frame t, flow t→t+1 and subcrops", "frame t+1 and the flow-aligned partners"),
+    fig = make_subplots(1, 2, subplot_titles=("frame t: flow, subcrops", "frame t+1: flow-aligned partners"),
                         horizontal_spacing=0.06)
     for j in range(2):
         fig.add_trace(go.Image(z=_rgb(frames[j]), hoverinfo="skip"), 1, j + 1)

@@ -7,17 +7,19 @@ Docs: https://iclrbench.github.io/iclrbench/views/explorer.html.md"""
 # %% ../../nbs/views/00_explorer.ipynb #f60a12dc
 from __future__ import annotations
 
-import contextlib, copy, html as _html, io, json, math, time, traceback
+import contextlib, copy, html as _html, io, json, math, re, time, traceback
 from typing import Any, Callable, Mapping, Sequence
 
+import anywidget
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from scipy.io import wavfile
 
 # %% auto #0
-__all__ = ['PALETTE', 'hex_to_rgba', 'band_traces', 'style', 'replace_figure', 'figure_signature', 'Explorer', 'wav_bytes',
-           'audio_widget']
+__all__ = ['PALETTE', 'TITLE_CHARS', 'TITLE_FONT', 'TITLE_LINE', 'NARROW_CELL', 'hex_to_rgba', 'band_traces', 'style',
+           'decade_ticks', 'replace_figure', 'figure_signature', 'wrap_title', 'settle_layout', 'FitToCell',
+           'fit_to_width', 'Explorer', 'wav_bytes', 'audio_widget']
 
 # %% ../../nbs/views/00_explorer.ipynb #bb3ebc46
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
@@ -51,10 +53,10 @@ def style(fig: go.Figure, title: str = "", x: str = "", y: str = "", height: int
                       legend=dict(orientation="h", yanchor="top", y=-48 / max(total - top - bottom, 60), x=0))
     if x: fig.update_xaxes(title=x)
     if y: fig.update_yaxes(title=y)
-    _decade_ticks(fig)
-    return fig
+    decade_ticks(fig)
+    return settle_layout(fig)
 
-def _decade_ticks(fig: go.Figure) -> None:
+def decade_ticks(fig: go.Figure) -> None:
     """Log axes spanning at least a decade are labelled at powers of ten only, with unlabelled minor grid lines at
     2–9 (plotly's default labels the minor ticks '2' and '5', which read as values)."""
     for name in [k for k in fig.layout.to_plotly_json() if k.startswith(("xaxis", "yaxis"))]:
@@ -77,6 +79,8 @@ def replace_figure(target: go.FigureWidget, source: go.Figure) -> go.FigureWidge
         target.data = ()
         target.add_traces(list(source.data))
         target.layout = source.layout
+        settle_layout(target)
+    fit_to_width(target)
     # A view created later (JupyterLab renders the output after `explore()` returned) starts from the synced
     # `_widget_data`/`_widget_layout` traits; plotly updates those only on its own messages, which the front end may
     # drop while its module is still loading — so set them to the figure as it is now.
@@ -88,6 +92,155 @@ def replace_figure(target: go.FigureWidget, source: go.Figure) -> go.FigureWidge
 def figure_signature(fig: go.Figure) -> str:
     "A string that changes whenever the figure's data or title changes (used by explorer tests)."
     return json.dumps([t.to_plotly_json() for t in fig.data], sort_keys=True, default=str) + str(fig.layout.title.text)
+
+# %% ../../nbs/views/00_explorer.ipynb #939c2297
+TITLE_CHARS = 56            # a 15 px title line of 56 characters fits a 424 px cell (1,280 px screen, file browser open)
+TITLE_FONT, TITLE_LINE = 15, 20
+
+def wrap_title(text: str, chars: int = TITLE_CHARS) -> str:
+    """Wrap a plotly rich-text title at spaces so that no line shows more than `chars` characters (plotly never wraps a
+    title: a long one runs off the figure). Existing `<br>` breaks are kept; HTML tags count no characters and are
+    never split; a single word longer than `chars` stays whole."""
+    out = []
+    for line in re.split(r"<br\s*/?>", str(text)):
+        # spaces inside tags (<span style='a: b'>) are not break points
+        words = re.sub(r"<[^>]+>", lambda m: m.group(0).replace(" ", "\0"), line).split(" ")
+        rows, cur, n = [], [], 0
+        for w in words:
+            k = len(re.sub(r"<[^>]+>", "", w.replace("\0", " ")))
+            if cur and n + 1 + k > chars:
+                rows.append(" ".join(cur)); cur, n = [], 0
+            n += k + (1 if cur else 0)
+            cur.append(w)
+        rows.append(" ".join(cur))
+        out += [r.replace("\0", " ") for r in rows]
+    return "<br>".join(out)
+
+def settle_layout(fig: go.Figure, chars: int = TITLE_CHARS) -> go.Figure:
+    """The house layout's last step, run on every figure an explorer draws (and by `style`), after all its changes, so
+    that text neither collides nor runs off a figure in the narrowest cell (`NARROW_CELL`):
+    the title wrapped and pinned to the top; subplot titles wrapped to their share of the width; the top margin grown
+    to hold the title's lines and the subplot titles (the plot area keeping its height); a legend under the plot
+    given room for its rows and placed under the x-axis title for the figure's final height. Idempotent."""
+    lay = fig.layout
+    keys = list(lay.to_plotly_json())
+    ternary = any(k.startswith("ternary") for k in keys)   # its a-axis title sits above the plot, b and c below it
+    margin_l = lay.margin.l if lay.margin.l is not None else 80
+    margin_r = lay.margin.r if lay.margin.r is not None else 80
+    # subplot titles (make_subplots, or our own panel annotations) sit just above the plot area; they wrap to their
+    # share of the narrowest cell (~0.52 em a character)
+    panels = [a for a in lay.annotations
+              if (a.yref in (None, "paper")) and a.y is not None and a.y >= 0.99 and a.yanchor == "bottom" and a.text]
+    share = (NARROW_CELL - margin_l - margin_r) / max(len(panels), 1)
+    for a in panels:
+        w = wrap_title(a.text, max(int(share / (0.52 * (a.font.size or 12))), 8))
+        if w != a.text: a.text = w
+    panel_lines = max([str(a.text).count("<br>") + 1 for a in panels] + [int(ternary)])
+    text = lay.title.text
+    lines = 0
+    if text:
+        wrapped = wrap_title(text, chars)
+        if wrapped != text: lay.title.text = wrapped
+        if lay.title.font.size is None: lay.title.font.size = TITLE_FONT
+        lines = wrapped.count("<br>") + 1
+        # plotly anchors a title of several lines about one line higher than a title of one line: pad it more
+        lay.title.update(yref="container", y=1, yanchor="top", pad=dict(t=10 if lines == 1 else 21))
+    if lines or panel_lines:
+        # a legend above the plot (y ≥ 1, anchored at its bottom) needs a row of its own under the title
+        top_legend = lay.legend.y is not None and lay.legend.y >= 1 and lay.legend.yanchor == "bottom"
+        need = 10 + TITLE_LINE * lines + 8 + 17 * panel_lines + (28 if top_legend else 0)
+        top = lay.margin.t
+        if top is not None and top < need:
+            lay.margin.t = need
+            if lay.height is not None: lay.height = lay.height + need - top
+        elif top is None and need > 100:                 # plotly's default top margin is 100 px
+            lay.margin.t = need
+    leg = lay.legend
+    if (leg.orientation == "h" and leg.yanchor == "top" and leg.y is not None and leg.y < 0 and lay.height is not None
+            and lay.margin.t is not None and lay.margin.b is not None):
+        # room under the plot for the tick labels and the x-axis title (55 px), then the legend's rows as they wrap in
+        # the narrowest cell; a bottom margin too small for the legend would make plotly shrink the plot area, and a
+        # legend placed as a fraction of the plot's height would then climb onto the axis title
+        under = 60 if ternary or any(lay[k].title.text for k in keys if k.startswith("xaxis")) else 32
+        rows = _legend_rows(fig, NARROW_CELL - margin_l)
+        need = under + 21 * rows + 6
+        if rows and lay.margin.b < need:
+            lay.height, lay.margin.b = lay.height + need - lay.margin.b, need
+        leg.y = -under / max(lay.height - lay.margin.t - lay.margin.b, 60)
+    return fig
+
+NARROW_CELL = 424          # px: a figure cell at 1,280 px with the file browser open
+_NO_LEGEND = {"image", "heatmap", "table", "surface", "contour", "histogram2d", "histogram2dcontour", "pie", "sunburst",
+              "treemap", "icicle", "parcoords", "parcats", "sankey", "indicator"}
+
+def _legend_rows(fig: go.Figure, width: float) -> int:
+    "How many rows a horizontal legend of `fig` takes in `width` px (0 without a legend): ~7 px a character + 40 px an entry."
+    names = []
+    for t in fig.data:
+        if t.type in _NO_LEGEND or t.showlegend is False: continue
+        names.append(re.sub(r"<[^>]+>", "", str(t.name if t.name is not None else "trace")))
+    if not names or (fig.layout.showlegend is not True and len(names) < 2) or fig.layout.showlegend is False: return 0
+    rows, x = 1, 0.0
+    for n in names:
+        w = 40 + 7 * len(n)
+        if x and x + w > width: rows, x = rows + 1, 0.0
+        x += w
+    return rows
+
+# %% ../../nbs/views/00_explorer.ipynb #fd46c337
+# Why this exists. plotly's FigureWidget (an anywidget since plotly 6) draws its first frame into an element that is not
+# in the page yet, so plotly.js falls back to its 700 px default width; with `layout.autosize` false it then pins
+# `layout.width` at 700, after which `Plots.resize` never re-measures. In a 424 px cell (1,280 px screen, file browser
+# open) the figure is cut off. Every figure is therefore drawn with `autosize=True` and plotly's `responsive` config,
+# and each figure cell carries this invisible widget, which watches the cell and asks a plot to re-measure itself
+# whenever its drawn width differs from the cell's: after the first draw, when the cell is resized (file browser
+# opened, window resized), when a hidden tab is shown.
+_FIT_JS = r"""
+function fit(cell, budget) {
+  for (const gd of cell.querySelectorAll(".js-plotly-plot")) {
+    const drawn = gd._fullLayout && gd._fullLayout.width;
+    const room = cell.clientWidth;
+    if (!drawn || !room || gd.offsetParent === null || Math.abs(drawn - room) <= 2) continue;
+    const now = Date.now();                       // at most one request per plot every 250 ms, 40 in all
+    if ((gd.__iclrbenchFitAt || 0) > now - 250 || budget.left <= 0) continue;
+    gd.__iclrbenchFitAt = now; budget.left -= 1;
+    if (gd._responsiveChartHandler) gd._responsiveChartHandler();
+    else window.dispatchEvent(new Event("resize"));
+  }
+}
+export default {
+  render({ el }) {
+    let cell = null, timer = null, attachTimer = null, alive = true;
+    const budget = { left: 40 };
+    const soon = (ms) => { clearTimeout(timer); timer = setTimeout(() => alive && cell && fit(cell, budget), ms); };
+    const ro = new ResizeObserver(() => { budget.left = Math.max(budget.left, 8); soon(50); });
+    const mo = new MutationObserver(() => soon(150));
+    const attach = (tries) => {
+      if (!alive) return;
+      cell = el.closest(".iclrbench-figure-cell");
+      if (!cell) { if (tries > 0) attachTimer = setTimeout(() => attach(tries - 1), 100); return; }
+      ro.observe(cell);
+      mo.observe(cell, { childList: true, subtree: true });
+      for (const ms of [100, 600, 2000, 6000]) setTimeout(() => alive && fit(cell, budget), ms);
+    };
+    attach(300);
+    return () => { alive = false; clearTimeout(timer); clearTimeout(attachTimer); ro.disconnect(); mo.disconnect(); };
+  },
+};
+"""
+
+class FitToCell(anywidget.AnyWidget):
+    "Invisible: keeps the plotly figures of the figure cell it sits in drawn at that cell's width (see the comment above)."
+    _esm = _FIT_JS
+
+    def __init__(self, **kwargs):
+        super().__init__(layout=widgets.Layout(display="none"), **kwargs)
+
+def fit_to_width(fig: go.FigureWidget) -> go.FigureWidget:
+    "Let `fig` take its width from the page: `autosize` on (unless a width is set) and plotly's `responsive` config."
+    if fig.layout.width is None: fig.layout.autosize = True
+    if not fig._config.get("responsive"): fig._config = {**fig._config, "responsive": True}
+    return fig
 
 # %% ../../nbs/views/00_explorer.ipynb #11a73306
 class Explorer(widgets.VBox):
@@ -105,7 +258,7 @@ class Explorer(widgets.VBox):
         self.controls: dict[str, widgets.Widget] = dict(controls)
         names = list(figures)
         self.figures: dict[str, go.FigureWidget] = {
-            n: go.FigureWidget(figures[n]) if isinstance(figures, Mapping) else go.FigureWidget() for n in names}
+            n: fit_to_width(go.FigureWidget(figures[n]) if isinstance(figures, Mapping) else go.FigureWidget()) for n in names}
         self.errors: list[str] = []
         self.status = widgets.HTML(value="")
         self.last_update_s = 0.0
@@ -125,9 +278,10 @@ class Explorer(widgets.VBox):
         rows = [widgets.Box(ctrl, layout=wrap())] if ctrl else []
         fig_rows = figure_rows or [names[i:i + 2] for i in range(0, len(names), 2)]
         # a column flex cell stretches the figure to the cell's width, and plotly autosizes to it
-        self.figure_cells = {n: widgets.Box([self.figures[n]], layout=widgets.Layout(
+        self.figure_cells = {n: widgets.Box([self.figures[n], FitToCell()], layout=widgets.Layout(
             display="flex", flex_flow="column", align_items="stretch", flex="1 1 420px", min_width="300px",
             max_width="100%", overflow="hidden")) for n in names}
+        for cell in self.figure_cells.values(): cell.add_class("iclrbench-figure-cell")
         figs = [self.figures_row(row) for row in fig_rows]
         head = [widgets.HTML(f"<h3>{_html.escape(title)}</h3>")] if title else []
         super().__init__(children=[*head, *rows, self.status, *figs])
