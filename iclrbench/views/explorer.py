@@ -58,7 +58,8 @@ def style(fig: go.Figure, title: str = "", x: str = "", y: str = "", height: int
 
 def decade_ticks(fig: go.Figure) -> None:
     """Log axes spanning at least a decade are labelled at powers of ten only, with unlabelled minor grid lines at
-    2–9 (plotly's default labels the minor ticks '2' and '5', which read as values)."""
+    2–9 (plotly's default labels the minor ticks '2' and '5', which read as values); narrower ones write every
+    label as a value ('0.003', not '3')."""
     for name in [k for k in fig.layout.to_plotly_json() if k.startswith(("xaxis", "yaxis"))]:
         ax = fig.layout[name]
         if ax.type != "log": continue
@@ -72,6 +73,8 @@ def decade_ticks(fig: go.Figure) -> None:
             vals += [float(v) for v in arr if isinstance(v, (int, float)) and v is not None and v > 0]
         if vals and math.log10(max(vals)) - math.log10(min(vals)) >= 1:
             ax.update(dtick=1, minor=dict(dtick="D1", showgrid=True, ticks=""))
+        elif vals and ax.tickformat is None:      # under a decade plotly labels 2–9 with the digit alone: write values
+            ax.update(tickformat="~g")
 
 def replace_figure(target: go.FigureWidget, source: go.Figure) -> go.FigureWidget:
     "Redraw `target` in place with the traces and layout of `source` (one batched front-end update)."
