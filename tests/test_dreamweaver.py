@@ -139,6 +139,33 @@ def test_decoded_direction_from_moving_masks():
     assert dw.decoded_direction(still, [1, 1, 1, 1]).tolist() == [-1] * 4
 
 
+def _true_future_masks(n_objects: int, speeds: tuple, n: int = 200, seed: int = 5):
+    "Ground-truth per-slot masks of the predicted frames T+1..T+3 (slot 0 background, slot k + 1 object k) and the clips."
+    v = dw.make_videos(moving_sprites_world(n_objects=(n_objects, n_objects), speeds=speeds), n, seed)
+    inst = v["instances"][:, 4:7]
+    return torch.stack([(inst == k).float() for k in range(n_objects + 1)], 2), v
+
+
+@pytest.mark.parametrize("n_objects,speeds", [(1, (1,)), (2, (1, 2))])
+def test_decoded_direction_recovers_true_directions_from_true_frames(n_objects, speeds):
+    """The imagination read-out, fed the ground-truth masks of the future frames, recovers the true direction of every
+    clip without a bounce — also from soft masks that keep weight on the background (a static background weight must
+    not shrink the displacement below the 'it moved' threshold) — and reads static frames as 'no motion' (−1)."""
+    masks, v = _true_future_masks(n_objects, speeds)
+    true, ok = v["direction"][:, 3, 0].numpy(), dw.constant_motion(v, 4, 3)
+    obj = np.ones(len(true), int)                                     # object 0 is slot 1
+    assert ok.mean() > 0.5
+    assert np.mean(dw.decoded_direction(masks, obj)[ok] == true[ok]) >= 0.98
+    for lo, hi in ((0.2, 0.8), (0.33, 0.43)):                         # soft masks: lo on the background, hi on the sprite
+        soft = masks.clone()
+        soft[:, :, 1] = lo + (hi - lo) * masks[:, :, 1]
+        assert np.mean(dw.decoded_direction(soft, obj)[ok] == true[ok]) >= 0.98, (lo, hi)
+    static = masks[:, :1].expand(-1, 3, -1, -1, -1)                  # the first predicted frame repeated: nothing moves
+    assert (dw.decoded_direction(static, obj) == -1).all()
+    flat = torch.full_like(masks, 1 / (n_objects + 1))                # tied slots: every mask uniform
+    assert (dw.decoded_direction(flat, obj) == -1).all()
+
+
 def test_object_slot_matching_and_targets():
     world = moving_sprites_world()
     v = dw.make_videos(world, 6, 0)
