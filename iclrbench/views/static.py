@@ -52,6 +52,13 @@ def static_view(explorer: Explorer, grid: Mapping[str, Sequence[Any]] | None = N
         explorer.set_values(**start)
     out = go.Figure(layout=frames[0][2])
     out.layout.sliders, out.layout.updatemenus = (), ()
+    # the frames' titles differ in length: the top margin is the largest any frame needed (settle_layout), the plot
+    # area keeping its height, and each step sets its title's padding with its text (one line and several differ)
+    tops = [lay.margin.t for _, _, lay in frames if lay.margin.t is not None]
+    if tops and out.layout.margin.t is not None and max(tops) > out.layout.margin.t:
+        grow = max(tops) - out.layout.margin.t
+        out.layout.margin.t = max(tops)
+        if out.layout.height is not None: out.layout.height = out.layout.height + grow
     owner = []
     for i, (_, traces, _) in enumerate(frames):
         for t in traces:
@@ -60,9 +67,10 @@ def static_view(explorer: Explorer, grid: Mapping[str, Sequence[Any]] | None = N
             owner.append(i)
     steps = []
     for i, (values, _, layout) in enumerate(frames):
-        title = layout.title.text or ""
+        title = {"title.text": layout.title.text or ""}
+        if layout.title.pad.t is not None: title["title.pad.t"] = layout.title.pad.t
         steps.append(dict(label=", ".join(_label(explorer, n, v) for n, v in values.items()), method="update",
-                          args=[{"visible": [o == i for o in owner]}, {"title.text": title}]))
+                          args=[{"visible": [o == i for o in owner]}, title]))
     # the slider sits below the plot and its legend (explorer figures often put the legend under the axes)
     bottom = (out.layout.margin.b or 80) + 110
     out.update_layout(sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix=""), pad=dict(t=20), y=-0.3,
