@@ -41,16 +41,9 @@ def _fig(traces, title: str, height: int = 320, panels: Sequence[str] | None = N
     """Build a figure in one go (the workbench's style, as `iclrbench.views.explorer.style`, with a light template): one layout dict
     validated once is several times faster than successive `update_layout` calls, which keeps explorer redraws fast.
     `panels`: titles of side-by-side panels (axes x, x2, ...; traces name their axes), cheaper than make_subplots."""
-    # as `style`: a title of several lines gets its room above the panel titles; a legend goes under the plot, 48 px
-    # below the plot area (under the x-axis title, never on it), and the plot area keeps its height
-    traces = list(traces)
-    top = 55 + 20 * str(title or "").count("<br>") + 16 * max([str(t).count("<br>") for t in panels or ()] + [0])
-    legend = sum(1 for t in traces if t.type not in ("image", "heatmap") and t.showlegend is not False) > 1
-    bottom = 90 if legend else 45
-    height = height + (top - 55) + (bottom - 45)
+    # the title's and the panel titles' room, and the legend's place and room under the plot: `settle_layout` (last)
     lay = dict(template=LIGHT_TEMPLATE, title=dict(text=title, x=0.01, xanchor="left"), height=height,
-               margin=dict(l=55, r=20, t=top, b=bottom),
-               legend=dict(orientation="h", yanchor="top", y=-48 / max(height - top - bottom, 60), x=0))
+               margin=dict(l=55, r=20, t=55, b=45), legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
     n = len(panels) if panels else 1
     w = (1 - gap * (n - 1)) / n
     ann = []
@@ -71,7 +64,7 @@ def _fig(traces, title: str, height: int = 320, panels: Sequence[str] | None = N
     for k_, v in extra.items():
         if isinstance(v, dict) and isinstance(lay.get(k_), dict): lay[k_] = {**lay[k_], **v}
         else: lay[k_] = v
-    fig = go.Figure(data=traces, layout=lay)
+    fig = go.Figure(data=list(traces), layout=lay)
     decade_ticks(fig)                     # log axes labelled at powers of ten, not '2' and '5' (the house style)
     return settle_layout(fig)             # title wrapped, legend rows given room under the axis titles
 

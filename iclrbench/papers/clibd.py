@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..blocks.contrastive import LOGIT_SCALE_INIT, LogitScale, info_nce, positive_mask, retrieval_eval
+from ..blocks.contrastive import LOGIT_SCALE_INIT, LogitScale, info_nce, retrieval_eval
 from ..blocks.hf import KmerTokenizer
 from ..core import Claim, Paper, Param
 from ..core.experiment import every_seed, experiment, mean, per_seed
@@ -280,24 +280,7 @@ def clibd_loss(features: Mapping[str, torch.Tensor], labels, logit_scale: float 
     mods = list(features)
     if len(mods) < 2: raise ValueError(f"parameter 'features' must hold at least two modalities; got {mods}")
     pairs = list(itertools.combinations(mods, 2))
-    # per pair the same expression as the block's `info_nce(a, b, τ, labels, reduction="mean")`, bit for bit (each pair
-    # normalises its own features), with the checks and the positive matrix done once per call instead of once per pair
-    shapes = {m: tuple(f.shape) for m, f in features.items()}
-    if len(set(shapes.values())) != 1 or len(shapes[mods[0]]) != 2 or shapes[mods[0]][0] < 1:
-        raise ValueError(f"parameter 'features' must hold (N, d) tensors of one shape; got {shapes}")
-    f0 = features[mods[0]]
-    s = logit_scale if torch.is_tensor(logit_scale) else torch.tensor(float(logit_scale))
-    if not bool(torch.all(s > 0)): raise ValueError(f"parameter 'logit_scale' must be positive (it is τ = exp(t), not t); got {logit_scale!r}")
-    s = s.to(f0.device, f0.dtype)
-    y = torch.as_tensor(labels, device=f0.device).reshape(-1)
-    if len(y) != len(f0): raise ValueError(f"parameter 'labels' must have one label per row ({len(f0)}); got {len(y)}")
-    P = positive_mask(y).to(f0.dtype)
-    PT = P.T
-
-    def term(a, b):
-        logits = s * (F.normalize(features[a], dim=1) @ F.normalize(features[b], dim=1).T)
-        return 0.5 * (-(P * logits.log_softmax(1)).sum(1).mean() - (PT * logits.T.log_softmax(1)).sum(1).mean())
-    return sum(term(a, b) for a, b in pairs) / len(pairs)
+    return sum(info_nce(features[a], features[b], logit_scale, labels=labels, reduction="mean") for a, b in pairs) / len(pairs)
 
 
 def clibd_loss_reference(features: Mapping[str, torch.Tensor], labels, logit_scale: float) -> torch.Tensor:
@@ -529,8 +512,7 @@ SCALES = {
 # Wall-clock budget of one notebook run per scale (issue 24.4: smoke ≤ 60 s through the CLI on 2 cores). With the
 # card's 1,000 steps per model `iclrbench run` used 77.0 s user + 1.1 s sys (75.3 s wall on a quiet machine): training
 # was 68 s of it (supervised 8, CLIBD I+D 23, I+D+T 36 s over 3 seeds), papermill, kernel start, worlds, evaluation and
-# figures ~12 s. `clibd_loss` (positive matrix once per step) and AdamW (foreach) lost some overhead with bit-identical
-# numbers (~1-5 %), not enough; so smoke trains 600 steps per model (chosen from that profile for ~50 s of CPU; full
+# figures ~12 s. Overhead cuts with bit-identical numbers (AdamW foreach; an inline loss, not kept) gave ~1-5 %; so smoke trains 600 steps per model (chosen from that profile for ~50 s of CPU; full
 # keeps 3,000; claims held on start seeds 0-5 before and after): 48.9 s user + 1.7 s sys (2026-12-05, 2 shared cores).
 BUDGETS = {"smoke": 60}
 

@@ -43,14 +43,10 @@ def band_traces(x, mean, std, name: str, color: str, dash: str | None = None, sh
 
 def style(fig: go.Figure, title: str = "", x: str = "", y: str = "", height: int = 380) -> go.Figure:
     "The workbench's figure style: white template, titles, compact margins."
-    # the legend goes under the plot: above it, a legend of several rows would cover the title
-    # a title of several lines (`<br>`) gets the room it needs above the plot instead of running into it
-    top = 50 + 20 * str(title or "").count("<br>")
-    # the legend starts 48 px under the plot area, below the x-axis title (which sits within ~40 px), never on it
-    total, bottom = height + top - 50, 90
-    fig.update_layout(template="plotly_white", title=dict(text=title, x=0.01, xanchor="left"), height=total,
-                      margin=dict(l=60, r=20, t=top, b=bottom),
-                      legend=dict(orientation="h", yanchor="top", y=-48 / max(total - top - bottom, 60), x=0))
+    # the legend goes under the plot (above it, a legend of several rows would cover the title); `settle_layout`
+    # (last) wraps the title, gives it and the legend the room they need and places the legend under the x-axis title
+    fig.update_layout(template="plotly_white", title=dict(text=title, x=0.01, xanchor="left"), height=height,
+                      margin=dict(l=60, r=20, t=50, b=90), legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
     if x: fig.update_xaxes(title=x)
     if y: fig.update_yaxes(title=y)
     decade_ticks(fig)
