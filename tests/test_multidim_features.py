@@ -251,7 +251,7 @@ def test_static_view_slides_over_clusters_from_the_json_artefacts():
     (slider,) = assert_static_view(fig)
     assert len(slider.steps) == 2 * len(ex.STATIC_GRID["cluster"])
     # each step shows one (cluster, projection): its title names the cluster's rank and its (M, S)
-    titles = [s.args[1]["title.text"] for s in slider.steps]
+    titles = [s.args[1]["title.text"].replace("<br>", " ") for s in slider.steps]   # long titles are wrapped with <br>
     for k, c in enumerate(cls[:12]):
         assert f"cluster #{k + 1} — M={c['M'][0]:.2f}" in titles[2 * k] and "PCA 0-1" in titles[2 * k] and "PCA 1-2" in titles[2 * k + 1]
     assert len(fig.to_json()) < 2_000_000
