@@ -134,3 +134,13 @@ def test_points_are_validated_as_run_requests():
     assert len(pts) == 4 and pts[0].request == {"smoothing": 0.5, "n_seeds": 1, "seed": 0, "scale": "smoke"}
     with pytest.raises(ValueError, match="'seed'"):
         sweep_points("mixmax", {"n_seeds": "3"}, [2**32 - 2])                # its last seed would be out of range
+
+
+def test_measured_spread_ranges_only_the_numbers_that_change():
+    """The spread of a claim's measurement over seeds: numbers that differ become smallest…largest (compared as numbers,
+    not strings; a minus sign counts), constants such as the threshold stay, and texts of another form are counted out."""
+    from iclrbench.run.sweep import measured_spread
+    texts = ["ratio 0.61 vs 10.5 (threshold ≤ 0.85)", "ratio 0.9 vs 9.5 (threshold ≤ 0.85)", "ratio −0.2 vs 11 (threshold ≤ 0.85)"]
+    assert measured_spread(texts) == "ratio −0.2…0.9 vs 9.5…11 (threshold ≤ 0.85)"
+    assert measured_spread(texts + ["not measured: no model"]) == "ratio −0.2…0.9 vs 9.5…11 (threshold ≤ 0.85) [form shared by 3 of 4 seeds]"
+    assert measured_spread(["gap 0.1", "gap 0.1"]) == "gap 0.1" and measured_spread(["", None]) is None

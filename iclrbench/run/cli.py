@@ -7,7 +7,7 @@ Docs: https://iclrbench.github.io/iclrbench/run/cli.html.md"""
 # %% ../../nbs/run/03_cli.ipynb #5f22633b
 from __future__ import annotations
 
-import argparse, os, signal, sys, time
+import argparse, os, shutil, signal, sys, textwrap, time
 from pathlib import Path
 from typing import Sequence
 
@@ -198,7 +198,10 @@ def _cmd_claims(args, settings) -> int:
         paper_card(args.slug)
         scale = args.scale or settings.default_scale
         table = claims_over_seeds(args.slug, args.seeds, scale, settings)
-        print(table.to_string(index=False))
+        print(table.drop(columns=["spread"]).to_string(index=False))
+        width = shutil.get_terminal_size((100, 20)).columns
+        for _, r in table.iterrows():   # the measurement's range over seeds: how close each claim sits to its threshold
+            if isinstance(r["spread"], str): print(textwrap.fill(f"{r['claim']}: {r['spread']}", width, subsequent_indent="    "))
         if args.store:
             from iclrbench.run.stored import store_seed_outcomes
             from iclrbench.run.sweep import parse_seeds

@@ -8,7 +8,7 @@ Docs: https://iclrbench.github.io/iclrbench/run/sweep.html.md"""
 # %% ../../nbs/run/06_sweep.ipynb #5a3420c8
 from __future__ import annotations
 
-import datetime as _dt, html as _html, itertools, json, math, os, uuid
+import datetime as _dt, html as _html, itertools, json, math, os, re, uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -21,7 +21,7 @@ from .runner import check_jobs, parse_run_params, preflight, run_paper
 
 # %% auto #0
 __all__ = ['parse_seeds', 'parse_grid', 'SweepPoint', 'sweep_points', 'run_point', 'sweep', 'claim_held_rates', 'sweep_figures',
-           'sweep_report_html', 'claims_over_seeds']
+           'sweep_report_html', 'measured_spread', 'claims_over_seeds']
 
 # %% ../../nbs/run/06_sweep.ipynb #757b11ae
 def parse_seeds(spec: str | int | Sequence[int]) -> list[int]:
@@ -245,9 +245,31 @@ def sweep_report_html(df) -> str:
     parts += ["<h2>Runs</h2>", df.to_html(index=False)]
     return f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>sweep</title></head><body>{''.join(parts)}</body></html>"
 
+# %% ../../nbs/run/06_sweep.ipynb #7c1d52e0
+_NUMBER = re.compile(r"(?<![\w.])[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+def measured_spread(texts: Sequence[str]) -> str | None:
+    """The measured texts of one claim over seeds as one text: the numbers that differ between seeds are written as
+    `smallest…largest`, the rest as they are. Texts whose non-numeric form differs from the most common form are left
+    out, and the result says how many were used."""
+    texts = [t for t in texts if t]
+    if not texts: return None
+    forms: dict[str, list[str]] = {}
+    for t in texts: forms.setdefault(_NUMBER.sub("\x00", t), []).append(t)
+    form, group = max(forms.items(), key=lambda kv: len(kv[1]))
+    columns = list(zip(*(_NUMBER.findall(t) for t in group)))
+    def span(col):
+        if len(set(col)) == 1: return col[0]
+        val = lambda s: float(s.replace("−", "-"))
+        return f"{min(col, key=val)}…{max(col, key=val)}"
+    parts = form.split("\x00")
+    out = parts[0] + "".join(span(c) + p for c, p in zip(columns, parts[1:]))
+    return out if len(group) == len(texts) else f"{out} [form shared by {len(group)} of {len(texts)} seeds]"
+
 # %% ../../nbs/run/06_sweep.ipynb #66a5d2cd
 def claims_over_seeds(slug: str, seeds: Any, scale: str = "smoke", settings: Settings | None = None):
-    "Per claim: held / measured over the seeds' newest default-parameter runs, and the seeds where it did not hold."
+    """Per claim: held / measured over the seeds' newest default-parameter runs, the seeds where it did not hold, and the
+    spread of its measurement over them (`measured_spread`)."""
     import pandas as pd
     settings = settings or load_settings()
     seeds = parse_seeds(seeds)
@@ -265,5 +287,6 @@ def claims_over_seeds(slug: str, seeds: Any, scale: str = "smoke", settings: Set
         recs.append(dict(claim=c["id"], held=len(held), measured=len(measured),
                          rate=len(held) / len(measured) if measured else None,
                          not_held_on=sorted(set(measured) - set(held)), runs=len(newest),
-                         missing_seeds=len(set(seeds) - set(newest))))
+                         missing_seeds=len(set(seeds) - set(newest)),
+                         spread=measured_spread([o.get("measured", "") for o in measured.values()])))
     return pd.DataFrame(recs)

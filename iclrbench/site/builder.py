@@ -440,7 +440,7 @@ def site_claim_rows(runs: Mapping[str, SiteRun], settings=None) -> list[dict[str
             s = (seeds or {}).get("claims", {}).get(c.id)
             if s and s.get("measured"):
                 row["seeds"] = dict(held=s["held"], measured=s["measured"], not_held_on=s.get("not_held_on", []),
-                                    date=(seeds["stored"].get("date") or "")[:10])
+                                    spread=s.get("spread"), date=(seeds["stored"].get("date") or "")[:10])
             rows.append(row)
     return rows
 
@@ -457,7 +457,8 @@ def claims_table_html(rows: Sequence[Mapping[str, Any]], root: str = "", paper_c
         full = (f'<td class="full {STATUS_CLASS(f["status"])}" title="{e(f["measured"])}">{e(_status_label(f["status"]))}'
                 f'<br><small>{e(f["date"])} · <code>{e(f["commit"])}</code></small></td>') if f else '<td class="full">—</td>'
         s = r.get("seeds")
-        over = (f'<td class="seeds" title="not held on seeds {e(str(s["not_held_on"]))}">{s["held"]}/{s["measured"]} seeds'
+        over = (f'<td class="seeds" title="not held on seeds {e(str(s["not_held_on"]))}'
+                f'{e("; measured over seeds: " + s["spread"]) if s.get("spread") else ""}">{s["held"]}/{s["measured"]} seeds'
                 f'<br><small>{e(s["date"])}</small></td>') if s else '<td class="seeds">—</td>'
         body.append(f'<tr class="claim {STATUS_CLASS(r["status"])}" data-slug="{e(r["slug"])}" data-claim="{e(r["id"])}">{link}'
                     f'<td><b>{e(r["id"])}</b> {e(r["statement"])}</td><td>{e(r["paper_value"])}</td>'
