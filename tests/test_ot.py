@@ -7,6 +7,7 @@ import torch
 
 ot = pytest.importorskip("ot")
 
+import iclrbench.blocks.ot as otm
 from iclrbench.blocks.ot import (barycentric_map, entropic_gw, gw_cost, pairwise_cost, sinkhorn, sinkhorn_divergence)
 
 
@@ -17,6 +18,13 @@ def _float64():
     torch.set_default_dtype(torch.float64)
     yield
     torch.set_default_dtype(old)
+
+
+@pytest.fixture(autouse=True, params=["numpy", "torch"])
+def _loop(request, monkeypatch):
+    "Every test with both Sinkhorn loops: NumPy (small CPU problems, all of this module's by default) and torch (the rest)."
+    if request.param == "torch": monkeypatch.setattr(otm, "_NUMPY_MAX_SIZE", 0)
+    return request.param
 
 
 def _clouds(n=20, m=25, seed=0, d=2):
@@ -196,6 +204,40 @@ def test_barycentric_map_of_a_permutation_plan_is_the_permutation():
     assert (barycentric_map(out.plan, x + 0.01) - (x + 0.01)).abs().max() < 1e-3
 
 
+def _both_loops(monkeypatch, fn):
+    "fn() with the torch loop, then with the NumPy loop."
+    monkeypatch.setattr(otm, "_NUMPY_MAX_SIZE", 0)
+    first = fn()
+    monkeypatch.setattr(otm, "_NUMPY_MAX_SIZE", 10**9)
+    return first, fn()
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_numpy_and_torch_loops_do_the_same_iterations(monkeypatch, dtype):
+    "The NumPy loop mirrors the torch one (checks, absorptions, re-centring): the same iterations, plans equal to rounding."
+    x, y = _clouds(20, 25, seed=5)
+    M = torch.tensor(ot.dist(x, y), dtype=dtype); M /= M.max()
+    a = torch.tensor(np.r_[0.0, np.full(19, 1 / 19)], dtype=dtype)              # a zero weight
+    rtol = 1e-12 if dtype == torch.float64 else 1e-4
+    cases = [dict(eps=0.05), dict(eps=0.05, n_iter=37, tol=0.0), dict(eps=1e-3, eps_start=1.0),
+             dict(eps=0.02, a=a, tol=1e-6), dict(eps=1e-3, n_iter=300, tol=0.0, C=50 * M)]      # last: re-centred kernel
+    for kw in cases:
+        C = kw.pop("C", M)
+        t, n = _both_loops(monkeypatch, lambda: sinkhorn(C, **kw))
+        assert n.plan.dtype == t.plan.dtype == dtype and n.f.dtype == dtype
+        assert (n.plan - t.plan).abs().max() <= rtol * t.plan.max(), kw
+        if dtype == torch.float64 or kw.get("tol") == 0.0: assert n.n_iter == t.n_iter, kw   # float32: a stop can move by rounding
+    C1, C2 = torch.tensor(ot.dist(x, x), dtype=dtype), torch.tensor(ot.dist(y, y), dtype=dtype)
+    for kw in (dict(eps=0.05, max_iter=50, tol=1e-7 if dtype == torch.float64 else 1e-5),
+               dict(eps=0.01, max_iter=10, tol=0.0, inner_iter=30, inner_tol=0.0)):
+        t, n = _both_loops(monkeypatch, lambda: entropic_gw(C1 / C1.max(), C2 / C2.max(), **kw))
+        assert (n.plan - t.plan).abs().max() <= rtol * t.plan.max(), kw
+        if dtype == torch.float64 or kw["tol"] == 0.0: assert n.n_iter == t.n_iter, kw
+    X = torch.randn(4, 5, dtype=torch.float64); X[1] = -torch.inf
+    for axis in (0, 1):
+        assert torch.allclose(torch.from_numpy(otm._np_lse(X.numpy(), axis)), torch.logsumexp(X, axis), rtol=1e-14)
+
+
 def test_bad_arguments_raise_naming_the_parameter():
     C = torch.rand(3, 4)
     with pytest.raises(ValueError, match="'eps'"): sinkhorn(C, eps=0.0)
@@ -204,3 +246,4 @@ def test_bad_arguments_raise_naming_the_parameter():
     with pytest.raises(ValueError, match="'kind'"): pairwise_cost(torch.rand(3, 2), kind="manhattan")
     with pytest.raises(ValueError, match="'init'"): entropic_gw(torch.rand(3, 3), torch.rand(4, 4), init="identity")
     with pytest.raises(ValueError, match="'C1', 'C2'"): entropic_gw(C, C)
+    with pytest.raises(ValueError, match="'inner_iter'"): entropic_gw(torch.rand(3, 3), torch.rand(4, 4), inner_iter=0)

@@ -12,6 +12,7 @@ import contextlib, math
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import torch
 
 # %% auto #0
@@ -83,7 +84,7 @@ def _no_grad():
     return torch.no_grad() if torch.is_grad_enabled() else _NO_OP
 
 
-def _sinkhorn_loop(C, log_a, log_b, eps, f, g, n_iter, tol, block=10, tau=1e3):
+def _sinkhorn_loop(C, log_a, log_b, eps, f, g, n_iter, tol, block=10, tau=1e3, ab=None):
     """Sinkhorn iterations from potentials (f, g); returns f, g, iterations done, the row-marginal L1 error and the
     plan P = exp((f⊕g−C)/ε)·abᵀ at the returned potentials.
 
@@ -95,9 +96,10 @@ def _sinkhorn_loop(C, log_a, log_b, eps, f, g, n_iter, tol, block=10, tau=1e3):
     > 0, the row-marginal error ‖u⊙(Kv) − a‖₁ is measured. A kernel whose rows underflow (zero potentials at a small ε)
     is re-centred by one log-domain update; scalings that overflow all the same are undone and the rest runs in the
     log domain, one log-sum-exp update per iteration. Without autograd the scalings live in preallocated buffers
-    (`out=`: the same kernels, the same values, fewer allocations)."""
+    (`out=`: the same kernels, the same values, fewer allocations). `ab` = (exp(log_a), exp(log_b)) when the caller
+    has them (a solver calling this loop many times), else computed here."""
     it, err = 0, float("inf")
-    a, b = log_a.exp(), log_b.exp()
+    a, b = (log_a.exp(), log_b.exp()) if ab is None else ab
     def lse_f(g): return -eps * torch.logsumexp((g[None, :] - C) / eps + log_b[None, :], dim=1)
     def lse_g(f): return -eps * torch.logsumexp((f[:, None] - C) / eps + log_a[:, None], dim=0)
     def plan(f, g): return _gibbs_kernel(C, f, g, eps) * (a[:, None] * b[None, :])
@@ -125,16 +127,17 @@ def _sinkhorn_loop(C, log_a, log_b, eps, f, g, n_iter, tol, block=10, tau=1e3):
                 torch.div(b, torch.mv(KT, u, out=KTu), out=v)
             it += 1
             if (it - start) % block and it - start > 1 and it < n_iter: continue
-            with _no_grad():                     # one host sync per check: the ranges of u/a and v/b
-                lo_u, hi_u = torch.aminmax(u / a)
-                lo_v, hi_v = torch.aminmax(v / b)
-                lo_u, hi_u, lo_v, hi_v = torch.stack([lo_u, hi_u, lo_v, hi_v]).tolist()
-                ok = lo_u > 0 and lo_v > 0 and hi_u < math.inf and hi_v < math.inf      # NaN fails too
-                if not ok: break
-                if tol > 0 and ((it - start) % block == 0 or it == n_iter):
-                    err = float(torch.dist(u * (K @ v), a, p=1))
-                    if err < tol: done = True; break
-                if hi_u > tau or hi_v > tau or lo_u < 1 / tau or lo_v < 1 / tau: break
+            measure = tol > 0 and ((it - start) % block == 0 or it == n_iter)
+            with _no_grad():                     # one host sync per check: the ranges of u/a, v/b and the error
+                stats = [*torch.aminmax(u / a), *torch.aminmax(v / b)]
+                if measure: stats.append(torch.dist(u * (K @ v), a, p=1))
+                lo_u, hi_u, lo_v, hi_v, *e = torch.stack(stats).tolist()
+            ok = lo_u > 0 and lo_v > 0 and hi_u < math.inf and hi_v < math.inf      # NaN fails too
+            if not ok: break
+            if measure:
+                err = e[0]
+                if err < tol: done = True; break
+            if hi_u > tau or hi_v > tau or lo_u < 1 / tau or lo_v < 1 / tau: break
         if not ok:
             it = start
             if not recentred and it < n_iter:      # underflowing kernel: re-centre once in the log domain, retry
@@ -149,6 +152,74 @@ def _sinkhorn_loop(C, log_a, log_b, eps, f, g, n_iter, tol, block=10, tau=1e3):
     if P is None: P = plan(f, g)
     if tol > 0 and not math.isfinite(err):
         with _no_grad(): err = float((P.sum(1) - a).abs().sum())
+    return f, g, it, err, P
+
+
+_NUMPY_MAX_SIZE = 128 * 128   # n·m up to which a CPU solve runs in NumPy (`_use_numpy`)
+
+
+def _use_numpy(C: torch.Tensor) -> bool:
+    """Whether a solve without autograd on `C` runs in NumPy: float32/float64 on the CPU with n·m ≤ `_NUMPY_MAX_SIZE`.
+    There a solve is hundreds of operations on small arrays, and NumPy's overhead per call is a fraction of torch's."""
+    return C.device.type == "cpu" and C.dtype in (torch.float32, torch.float64) and C.numel() <= _NUMPY_MAX_SIZE
+
+
+def _np_lse(X, axis):
+    "log Σ exp along `axis`, shifted by the maximum (−∞ for an all −∞ slice, as `torch.logsumexp`)."
+    mx = X.max(axis, keepdims=True)
+    mx[~np.isfinite(mx)] = 0
+    with np.errstate(divide="ignore"): return (np.log(np.exp(X - mx).sum(axis, keepdims=True)) + mx).squeeze(axis)
+
+
+def _sinkhorn_loop_np(C, log_a, log_b, eps, f, g, n_iter, tol, block=10, tau=1e3, ab=None):
+    """`_sinkhorn_loop` (without autograd) on NumPy arrays: the same iterations, checks, absorptions, re-centring and
+    log-domain fallback, so the same iterates up to rounding; for small problems on the CPU (`_use_numpy`)."""
+    it, err = 0, math.inf
+    a, b = (np.exp(log_a), np.exp(log_b)) if ab is None else ab
+    def lse_f(g): return -eps * _np_lse((g[None, :] - C) / eps + log_b[None, :], 1)
+    def lse_g(f): return -eps * _np_lse((f[:, None] - C) / eps + log_a[:, None], 0)
+    def kernel(f, g):
+        K = f[:, None] - C
+        K += g[None, :]; K *= 1.0 / eps
+        return np.exp(K, out=K)
+    log_domain, recentred, P = False, False, None
+    with np.errstate(all="ignore"):      # overflow, underflow and 0/0 are detected by the range checks, as in torch
+        while it < n_iter:
+            if log_domain:
+                f = lse_f(g); g = lse_g(f); it += 1; P = None
+                if tol > 0 and (it % block == 0 or it == n_iter):
+                    P = kernel(f, g) * (a[:, None] * b[None, :])
+                    err = float(np.abs(P.sum(1) - a).sum())
+                    if err < tol: break
+                continue
+            K = kernel(f, g)
+            KT, Kv, KTu, u, v = K.T, np.empty_like(a), np.empty_like(b), np.empty_like(a), b.copy()
+            start, done, ok = it, False, True
+            while it < n_iter:
+                np.divide(a, np.dot(K, v, out=Kv), out=u)
+                np.divide(b, np.dot(KT, u, out=KTu), out=v)
+                it += 1
+                if (it - start) % block and it - start > 1 and it < n_iter: continue
+                ru, rv = u / a, v / b
+                lo_u, hi_u, lo_v, hi_v = float(ru.min()), float(ru.max()), float(rv.min()), float(rv.max())
+                ok = lo_u > 0 and lo_v > 0 and hi_u < math.inf and hi_v < math.inf      # NaN fails too
+                if not ok: break
+                if tol > 0 and ((it - start) % block == 0 or it == n_iter):
+                    err = float(np.abs(u * (K @ v) - a).sum())
+                    if err < tol: done = True; break
+                if hi_u > tau or hi_v > tau or lo_u < 1 / tau or lo_v < 1 / tau: break
+            if not ok:
+                it = start
+                if not recentred and it < n_iter:
+                    f = lse_f(g); g = lse_g(f); it += 1; recentred = True
+                else:
+                    log_domain = True
+                continue
+            f, g = f + eps * np.log(u / a), g + eps * np.log(v / b)
+            K *= u[:, None]; K *= v[None, :]; P = K
+            if done: break
+        if P is None: P = kernel(f, g) * (a[:, None] * b[None, :])
+        if tol > 0 and not math.isfinite(err): err = float(np.abs(P.sum(1) - a).sum())
     return f, g, it, err, P
 
 
@@ -179,12 +250,18 @@ def sinkhorn(C: torch.Tensor, a: torch.Tensor | None = None, b: torch.Tensor | N
         f, g = (t.detach().to(C) for t in init)
     ctx = torch.enable_grad() if grad == "unrolled" else torch.no_grad()
     with ctx:
+        numpy = grad == "envelope" and _use_numpy(C)
+        loop, args = ((_sinkhorn_loop_np, [t.detach().numpy() for t in (Cw, log_a, log_b, f, g)]) if numpy
+                      else (_sinkhorn_loop, [Cw, log_a, log_b, f, g]))
+        Cl, la, lb, f, g = args
+        ab = (np.exp(la), np.exp(lb)) if numpy else (la.exp(), lb.exp())
         if eps_start is not None and eps_start > eps:
             e = _check_eps(eps_start, "eps_start")
             while e > eps:
-                f, g, _, _, _ = _sinkhorn_loop(Cw, log_a, log_b, e, f, g, int(anneal_iter), 0.0, int(block))
+                f, g, _, _, _ = loop(Cl, la, lb, e, f, g, int(anneal_iter), 0.0, int(block), ab=ab)
                 e *= anneal_factor
-        f, g, it, err, P = _sinkhorn_loop(Cw, log_a, log_b, eps, f, g, int(n_iter), tol, int(block))
+        f, g, it, err, P = loop(Cl, la, lb, eps, f, g, int(n_iter), tol, int(block), ab=ab)
+        if numpy: f, g, P = torch.from_numpy(f), torch.from_numpy(g), torch.from_numpy(P)
         value = (f * a).sum() + (g * b).sum() - eps * (P.sum() - 1)
     cost = P.reshape(-1) @ C.reshape(-1)                      # ⟨P, C⟩
     if grad == "envelope":
@@ -240,10 +317,12 @@ def entropic_gw(C1: torch.Tensor, C2: torch.Tensor, a: torch.Tensor | None = Non
 
     Repeats P ← Sinkhorn(2 L(P), ε) (stabilised, warm-started potentials) from `init` ('product' = abᵀ as POT,
     'identity' = diag(a) for n = m, or a plan) until ‖P − P_prev‖_F < `tol` or `max_iter` outer steps.
-    The returned `cost` and `value` are differentiable w.r.t. C1, C2 at the frozen plan (envelope theorem)."""
+    The returned `cost` and `value` are differentiable w.r.t. C1, C2 at the frozen plan (envelope theorem).
+    The iterations run without autograd, in NumPy for small problems on the CPU (`_use_numpy`: the same iterates)."""
     eps = _check_eps(eps)
     if C1.dim() != 2 or C1.shape[0] != C1.shape[1] or C2.dim() != 2 or C2.shape[0] != C2.shape[1]:
         raise ValueError(f"parameters 'C1', 'C2' must be square matrices; got {tuple(C1.shape)}, {tuple(C2.shape)}")
+    if int(inner_iter) < 1: raise ValueError(f"parameter 'inner_iter' must be an int >= 1; got {inner_iter!r}")
     n, m = len(C1), len(C2)
     a, b = _weights(a, n, C1, "a"), _weights(b, m, C1, "b")
     C1d, C2d = C1.detach(), C2.detach()
@@ -255,17 +334,27 @@ def entropic_gw(C1: torch.Tensor, C2: torch.Tensor, a: torch.Tensor | None = Non
         if n != m: raise ValueError(f"parameter 'init'='identity' needs n = m; got {n}, {m}")
         P = torch.diag(a)
     else: raise ValueError(f"parameter 'init' must be 'product', 'identity' or a plan; got {init!r}")
-    pots, it, err = None, 0, float("inf")
+    it, err = 0, float("inf")
     with torch.no_grad():
-        # L(P) = (C1²a)1ᵀ + 1(C2²b)ᵀ − 2 C1 P C2ᵀ (`gw_linear_cost`): the parts without P computed once, the same values
-        c1a, c2b, C1x2, C2T = ((C1d ** 2) @ a)[:, None], ((C2d ** 2) @ b)[None, :], 2 * C1d, C2d.T
-        while it < int(max_iter):
-            out = sinkhorn(2 * (c1a + c2b - C1x2 @ P @ C2T), a, b, eps, n_iter=inner_iter, tol=inner_tol, init=pots)
-            pots = (out.f, out.g)
-            err = float((out.plan - P).norm())
-            P = out.plan
+        # 2 L(P) = 2(C1²a)1ᵀ + 2·1(C2²b)ᵀ − 4 C1 P C2ᵀ (`gw_linear_cost`): the parts without P computed once. Scaling by
+        # 2 and 4 is exact in floating point, so these are the same values as 2·(c1a + c2b − 2 C1 P C2ᵀ).
+        const = 2 * (((C1d ** 2) @ a)[:, None] + ((C2d ** 2) @ b)[None, :])
+        C1x4, C2T = 4 * C1d, C2d.T
+        log_a, log_b = a.clamp_min(1e-300).log(), b.clamp_min(1e-300).log()   # as `sinkhorn`
+        f, g = torch.zeros_like(a), torch.zeros_like(b)
+        numpy = _use_numpy(const)
+        if numpy:
+            const, C1x4, C2T, log_a, log_b, f, g, P = (t.numpy() for t in (const, C1x4, C2T, log_a, log_b, f, g, P))
+            loop, ab, dist = _sinkhorn_loop_np, (np.exp(log_a), np.exp(log_b)), lambda x, y: float(np.linalg.norm(x - y))
+        else:
+            loop, ab, dist = _sinkhorn_loop, (log_a.exp(), log_b.exp()), lambda x, y: float((x - y).norm())
+        while it < int(max_iter):     # P ← Sinkhorn(2 L(P), ε), warm-started at the last potentials
+            f, g, _, _, P_new = loop(const - (C1x4 @ P) @ C2T, log_a, log_b, eps, f, g, int(inner_iter), inner_tol, ab=ab)
+            err = dist(P_new, P)
+            P = P_new
             it += 1
             if err < tol: break
+        if numpy: P = torch.from_numpy(P)
     cost = gw_cost(C1, C2, P, a, b)
     ent = (P * P.clamp_min(1e-300).log()).sum()
     return GWOutput(plan=P, cost=cost, value=cost + eps * ent, n_iter=it, err=err)
@@ -273,8 +362,10 @@ def entropic_gw(C1: torch.Tensor, C2: torch.Tensor, a: torch.Tensor | None = Non
 # %% ../../nbs/blocks/03_ot.ipynb #c42dc577
 def speed_table(sizes=(100, 400, 1000), gw_sizes=(30, 100, 300), repeats=7, threads=1, eps=0.05):
     """Wall-clock of our solvers and POT's on identical float64 problems, timed in alternation (ours, POT, ours, ...)
-    so that both see the same machine load; the fastest of `repeats` runs each (the least disturbed); ratio = ours / POT."""
+    so that both see the same machine load; the fastest of `repeats` runs each (the least disturbed); ratio = ours / POT.
+    `threads` caps torch and NumPy's BLAS alike (POT runs on NumPy, and so do our solvers on small CPU problems)."""
     import time, numpy as np, ot   # POT: a benchmark-only dependency
+    from threadpoolctl import threadpool_limits
     from iclrbench.core import torch_threads
     rows = []
     def race(ours, pot):
@@ -284,7 +375,7 @@ def speed_table(sizes=(100, 400, 1000), gw_sizes=(30, 100, 300), repeats=7, thre
             t0 = time.perf_counter(); pot(); tp.append(time.perf_counter() - t0)
         return min(tu), min(tp)
     rng = np.random.default_rng(0)
-    with torch_threads(threads):
+    with torch_threads(threads), threadpool_limits(threads):
         for n in sizes:
             x, y = rng.normal(size=(n, 2)), rng.normal(size=(n, 2)) + 1
             M = ot.dist(x, y); M /= M.max()
