@@ -96,6 +96,47 @@ def test_milp_verdict_equals_brute_force(small, arch, formulation):
         assert len(fl) == mf["min_flips"][k]
 
 
+def test_node_limit_is_a_limit_out_and_runs_are_deterministic():
+    """The per-MILP budget is HiGHS' branch-and-bound node count (machine-independent): a MILP it stops is reported as a
+    limit-out and counts as not certified; the same problem solved twice takes the same nodes and gives the same verdicts.
+    Instance: smoke seed 14, SGC, 4 test nodes, b = 2 (MILPs that need 2-32 nodes)."""
+    p = qp.SCALES["smoke"]
+    g, L, T = qp.csbm_instance(14, p["n_nodes"], p["n_labeled"], p["n_test"])
+    T = T[:4]
+    Q = qp.ntk_matrix(g.x, g.adjacency, "SGC")
+    y = qp.to_pm1(g.y[L])
+    r1 = qp.certify_nodes(Q, L, y, T, [2], 0.1, formulation="aggregated")
+    r2 = qp.certify_nodes(Q, L, y, T, [2], 0.1, formulation="aggregated")
+    assert r1["nodes"] == r2["nodes"] and np.array_equal(r1["certified"], r2["certified"])
+    assert r1["timeouts"] == r1["time_outs"] == r1["failures"] == 0 and max(r1["nodes"]) > 2
+    lim = qp.certify_nodes(Q, L, y, T, [2], 0.1, formulation="aggregated", node_limit=2)
+    big = np.array(r1["nodes"]) > 2                                   # MILPs that needed more than the budget
+    assert lim["timeouts"] >= big.sum() > 0 and lim["time_outs"] == 0
+    assert not (lim["certified"] & ~r1["certified"]).any()            # sound: a limit never certifies more
+    assert not lim["certified"][0, big].any()                         # a MILP stopped by the node limit is not certified
+    M = qp.LabelFlipMILP(Q[np.ix_(L, L)], y, 0.1, formulation="aggregated", node_limit=2)
+    pr = qp.svm_predict(Q[np.ix_(T, L)], y, qp.svm_dual(Q[np.ix_(L, L)], y, 0.1))
+    k = int(np.flatnonzero(big)[0])
+    c = M.certify(Q[T[k], L], pr[k], 2)
+    assert c.limit == "node" and not c.certified and "node limit" in c.status and c.nodes == 2
+    mf = qp.min_flip_budgets(Q, L, y, T, 0.1, b_max=4)
+    assert mf["nodes"] == qp.min_flip_budgets(Q, L, y, T, 0.1, b_max=4)["nodes"] and mf["timeouts"] == 0
+    mf1 = qp.min_flip_budgets(Q, L, y, T, 0.1, b_max=4, node_limit=1)
+    assert mf1["time_outs"] == 0 and (mf1["min_flips"] <= mf["min_flips"]).all()  # limit-outs give sound lower bounds
+
+
+def test_false_infeasible_answer_is_solved_again_not_counted_as_certified():
+    """HiGHS (aggregated form, presolve off) reports the always-feasible b = 0 MILP of smoke seed 14 / GCN / first test
+    node infeasible; it is solved again in the pairwise form and matches brute force."""
+    p = qp.SCALES["smoke"]
+    g, lab, test = qp.csbm_instance(14, p["n_nodes"], p["n_labeled"], p["n_test"])
+    Q = qp.ntk_matrix(g.x, g.adjacency, "GCN")
+    y = qp.to_pm1(g.y[lab])
+    Q_LL = Q[np.ix_(lab, lab)]
+    pr = qp.svm_predict(Q[np.ix_(test[:1], lab)], y, qp.svm_dual(Q_LL, y, 0.1))
+    r = qp.LabelFlipMILP(Q_LL, y, 0.1, formulation="aggregated").certify(Q[test[0], lab], pr[0], 0)
+    assert r.certified and r.limit == "" and "pairwise re-solve" in r.status
+
 def test_collective_certificate_equals_brute_force(small):
     g, L, T = small
     Q = qp.ntk_matrix(g.x, g.adjacency, "SGC")
@@ -140,6 +181,10 @@ def test_bad_parameters_raise():
         qp.run("smoke", n_nodes=20, n_labeled=12, n_test=20)
     with pytest.raises(ValueError, match="'architectures'"):
         qp.run("smoke", architectures="GAT")
+    with pytest.raises(ValueError, match="'node_limit'"):
+        qp.LabelFlipMILP(np.eye(2), np.ones(2), 0.1, node_limit=0)
+    with pytest.raises(ValueError, match="'node_limit'"):
+        qp.run("smoke", node_limit=0)
 
 
 def test_same_seed_same_numbers_and_checks_can_fail():

@@ -26,9 +26,9 @@ from ..core.experiment import experiment, per_seed
 from ..core.runtime import get_device, torch_threads
 
 # %% auto #0
-__all__ = ['ARCHS', 'PAPER', 'PARAMS', 'SCALES', 'DELTAS', 'KARATE_C', 'CLAIMS', 'run', 'relu_expectations', 'propagation_matrix',
-           'ntk_matrix', 'graph_ntk', 'svm_dual', 'svm_predict', 'to_pm1', 'NodeCertificate', 'LabelFlipMILP',
-           'certify_nodes', 'brute_force_certify', 'collective_certificate', 'min_flip_budgets',
+__all__ = ['ARCHS', 'NODE_LIMIT', 'PAPER', 'PARAMS', 'SCALES', 'DELTAS', 'KARATE_C', 'CLAIMS', 'run', 'relu_expectations',
+           'propagation_matrix', 'ntk_matrix', 'graph_ntk', 'svm_dual', 'svm_predict', 'to_pm1', 'NodeCertificate',
+           'LabelFlipMILP', 'certify_nodes', 'brute_force_certify', 'collective_certificate', 'min_flip_budgets',
            'min_flips_enumeration', 'certified_ratio', 'empirical_gcn_ntk', 'ntk_width_check', 'csbm_instance',
            'karate_instance', 'certify_graph', 'exactness_check', 'collective_table', 'check_instance', 'one_seed',
            'finish', 'explore']
@@ -152,14 +152,31 @@ def to_pm1(labels: np.ndarray) -> np.ndarray:
 # %% ../../nbs/papers/qpcert.ipynb #57a9a674
 @dataclass
 class NodeCertificate:
-    "Outcome of one sample-wise MILP: certified?, solver status, optimum of sgn(p)·p(t), the worst-case flips, seconds."
+    """Outcome of one sample-wise MILP: certified?, solver status, optimum of sgn(p)·p(t), the worst-case flips, seconds,
+    branch-and-bound nodes, and which limit stopped it ("" none, "node" the node limit, "time" the time limit,
+    "failure" HiGHS reported the (always feasible) problem infeasible)."""
     certified: bool
     status: str
     worst_margin: float
     flips: np.ndarray
     seconds: float
+    nodes: int = 0
+    limit: str = ""
 
 # %% ../../nbs/papers/qpcert.ipynb #a4f863ea
+# Deterministic work budget per MILP: HiGHS branch-and-bound nodes. The largest MILP measured needed 96 nodes at
+# smoke (seeds 0-4 and 14); the wall-clock `time_limit` stays only as a safety net far above any MILP's need.
+NODE_LIMIT = 10_000
+
+
+def _limit_of(res) -> str:
+    "Which limit stopped a non-optimal HiGHS solve: 'time' (wall clock), 'node' (node limit) or 'failure' (anything else)."
+    msg = str(res.message)
+    if "Time limit" in msg: return "time"
+    if "Solution limit" in msg: return "node"    # HiGHS status 16: reached mip_max_nodes
+    return "failure"
+
+
 @dataclass
 class LabelFlipMILP:
     """The single-level MILP of the bilevel label-flipping problem (QPCert `certify_robust_label`), built once per
@@ -168,16 +185,24 @@ class LabelFlipMILP:
     Variables: $\\alpha\\in[0,C]^m$, $u\\in[0,M_u]$, $v\\in[0,M_v]$, binary $\\hat y$ ($y=2\\hat y-1$), $z=y\\odot\\alpha\\in[-C,C]$,
     binary $s,t$, $z'_{ij}=y_iz_j\\in[-C,C]$; constraints: the exact linearisations of $z$ and $z'$, stationarity
     $\\sum_jQ_{ij}z'_{ij}-u_i+v_i=1$, big-M complementarity ($u\\le M_us$, $\\alpha\\le C(1-s)$, $v\\le M_vt$, $C-\\alpha\\le C(1-t)$)
-    with $M_{u,i}=\\max(C\\sum_j|Q_{ij}|-1,0)$, $M_{v,i}=C\\sum_j|Q_{ij}|+1$, and the budget $\\sum_i(1-y_i\\tilde y_i)\\le 2b$."""
+    with $M_{u,i}=\\max(C\\sum_j|Q_{ij}|-1,0)$, $M_{v,i}=C\\sum_j|Q_{ij}|+1$, and the budget $\\sum_i(1-y_i\\tilde y_i)\\le 2b$.
+
+    Each solve stops after `node_limit` branch-and-bound nodes (deterministic: independent of machine load) or, as a
+    safety net only, after `time_limit` seconds; either stop counts as not certified (sound)."""
     Q_LL: np.ndarray
     y_clean: np.ndarray          # ±1 clean labels of the labeled nodes
     C: float
     time_limit: float = 30.0
     formulation: str = "pairwise"   # "pairwise": the card's z'_ij = y_i z_j; "aggregated": r_i = y_i (Qz)_i
+    node_limit: int = NODE_LIMIT    # HiGHS branch-and-bound nodes per MILP (the deterministic budget)
 
     def __post_init__(self):
         Q = np.asarray(self.Q_LL, np.float64); y = np.asarray(self.y_clean, np.float64); C = float(self.C)
         if C <= 0: raise ValueError(f"parameter 'C' must be a float > 0; got {C!r}")
+        if isinstance(self.node_limit, bool) or not isinstance(self.node_limit, (int, np.integer)) or not 1 <= self.node_limit <= 10**7:
+            raise ValueError(f"parameter 'node_limit' must be an int in [1, 10000000]; got {self.node_limit!r}")
+        if not 0 < float(self.time_limit) <= 3600:
+            raise ValueError(f"parameter 'time_limit' must be a float in (0, 3600]; got {self.time_limit!r}")
         m = self.m = y.shape[0]
         # variable layout
         self.ia, self.iu, self.iv, self.iy, self.iz, self.is_, self.it = (np.arange(m) + k * m for k in range(7))
@@ -250,70 +275,95 @@ class LabelFlipMILP:
 
     def _solve(self, c, cons, time_limit=None):
         return milp(c, constraints=cons, integrality=self.integrality, bounds=Bounds(self.bounds_lo, self.bounds_hi),
-                    options=dict(time_limit=float(time_limit or self.time_limit), mip_rel_gap=1e-7, presolve=False))
+                    options=dict(time_limit=float(time_limit or self.time_limit), node_limit=int(self.node_limit),
+                                 mip_rel_gap=1e-7, presolve=False))
 
     def certify(self, q_t: np.ndarray, p_clean: float, b: int) -> "NodeCertificate":
         """Sample-wise certificate of one target with kernel row `q_t` (to the labeled nodes) at budget `b`:
-        minimise $\\mathrm{sgn}(p)\\sum_jQ_{tj}z_j$; certified iff the optimum keeps the clean sign (time-out: not certified)."""
+        minimise $\\mathrm{sgn}(p)\\sum_jQ_{tj}z_j$; certified iff the optimum keeps the clean sign (stopped by the node or
+        time limit: not certified).
+
+        The problem is always feasible (the clean labels with the clean SVM satisfy every constraint), so an
+        "infeasible" answer is a numerical failure of HiGHS (seen for the aggregated form without presolve, e.g.
+        smoke seed 2 / SGC and seed 14 / GCN at b = 0): the MILP is then solved again in the pairwise form (the same
+        feasible set); if that fails too the node counts as not certified with limit "failure"."""
         if b < 0: raise ValueError(f"parameter 'b' must be an int >= 0; got {b!r}")
         sgn = 1.0 if p_clean > 0 else -1.0
         c = np.zeros(self.nv); c[self.iz] = sgn * np.asarray(q_t, np.float64)
         t0 = time.perf_counter()
         res = self._solve(c, self._constraints(b))
         dt = time.perf_counter() - t0
-        if p_clean == 0: return NodeCertificate(False, "zero prediction", 0.0, np.array([], int), dt)
+        nodes = int(res.mip_node_count or 0)
+        if p_clean == 0: return NodeCertificate(False, "zero prediction", 0.0, np.array([], int), dt, nodes)
+        if res.status == 2:
+            if self.formulation != "pairwise":
+                if getattr(self, "_pairwise", None) is None:
+                    self._pairwise = LabelFlipMILP(self.Q_LL, self.y_clean, self.C, self.time_limit, "pairwise", self.node_limit)
+                r = self._pairwise.certify(q_t, p_clean, b)
+                r.seconds += dt; r.nodes += nodes
+                r.status = f"{r.status} (pairwise re-solve: aggregated form reported infeasible)"
+                return r
+            return NodeCertificate(False, f"solver failure ({res.message})", float("nan"), np.array([], int), dt, nodes, "failure")
         if res.status == 0:
-            return NodeCertificate(bool(res.fun > 0), "optimal", float(res.fun), self.flips(res.x), dt)
+            return NodeCertificate(bool(res.fun > 0), "optimal", float(res.fun), self.flips(res.x), dt, nodes)
+        lim = _limit_of(res)
         if res.x is not None and c @ res.x <= 0:
-            return NodeCertificate(False, "attack found (time limit)", float(c @ res.x), self.flips(res.x), dt)
-        return NodeCertificate(False, f"time limit ({res.message})", float("nan"), np.array([], int), dt)
+            return NodeCertificate(False, f"attack found ({lim} limit)", float(c @ res.x), self.flips(res.x), dt, nodes, lim)
+        return NodeCertificate(False, f"{lim} limit ({res.message})", float("nan"), np.array([], int), dt, nodes, lim)
 
     def min_flips(self, q_t: np.ndarray, p_clean: float, b_max: int | None = None,
                   time_limit: float | None = None) -> tuple[int | None, np.ndarray, str]:
         """Smallest number of flips that changes the prediction (None if no flip set ≤ `b_max` does) — the same KKT
         constraints with objective $\\sum_i(1-y_i\\tilde y_i)/2$ and the constraint $\\mathrm{sgn}(p)\\,p(t)\\le 0$.
-        Certified at budget b ⟺ b < min_flips (tested against `certify`)."""
+        Certified at budget b ⟺ b < min_flips (tested against `certify`). The solve's node count and limit
+        ("", "node", "time" or "failure") are left in `last_nodes` and `last_limit`."""
         sgn = 1.0 if p_clean > 0 else -1.0
         row = np.zeros(self.nv); row[self.iz] = sgn * np.asarray(q_t, np.float64)
         c = self.budget_row / 2
         res = self._solve(c, self._constraints(b_max, [LinearConstraint(row[None], -np.inf, 0.0)]), time_limit)
+        self.last_nodes, self.last_limit = int(res.mip_node_count or 0), ("" if res.status in (0, 2) else _limit_of(res))
         if res.status == 0: return int(round(res.fun + self.budget_const / 2)), self.flips(res.x), "optimal"
         if res.status == 2: return None, np.array([], int), "infeasible"
-        # time-out: the solver's dual bound is a sound lower bound on the number of flips needed (at least 1: with no
+        # stopped by a limit: the solver's dual bound is a sound lower bound on the number of flips needed (at least 1: with no
         # flip the prediction is the clean one); an incumbent, if any, is an upper bound
         bound = getattr(res, "mip_dual_bound", None)
         lb = 1 if bound is None or not np.isfinite(bound) else max(1, int(math.ceil(bound + self.budget_const / 2 - 1e-6)))
-        return -lb, np.array([], int), f"time limit ({res.message})"
+        return -lb, np.array([], int), f"{self.last_limit} limit ({res.message})"
 
 # %% ../../nbs/papers/qpcert.ipynb #f0dbeb05
 def certify_nodes(Q: np.ndarray, labeled: np.ndarray, y_labeled: np.ndarray, targets: np.ndarray, budgets: Sequence[int],
-                  C: float, time_limit: float = 30.0, monotone: bool = True, formulation: str = "pairwise") -> dict[str, Any]:
+                  C: float, time_limit: float = 600.0, monotone: bool = True, formulation: str = "pairwise",
+                  node_limit: int = NODE_LIMIT) -> dict[str, Any]:
     """Sample-wise certificates of every target at every budget (QPCert's certified ratio).
 
     `monotone=True` skips MILPs whose answer is implied: not certified at b ⇒ not certified at every b' > b (the feasible
-    sets are nested). Time-outs count as not certified and are counted."""
+    sets are nested). MILPs stopped by the node limit, the time limit or a solver failure count as not certified;
+    `timeouts` counts all of them, `time_outs` (wall clock) and `failures` separately, `resolves` the pairwise re-solves, `nodes` lists every MILP's
+    branch-and-bound node count."""
     labeled, targets = np.asarray(labeled), np.asarray(targets)
     y = np.asarray(y_labeled, np.float64)
     Q_LL = Q[np.ix_(labeled, labeled)]
     alpha = svm_dual(Q_LL, y, C)
     p = svm_predict(Q[np.ix_(targets, labeled)], y, alpha)
-    milp_ = LabelFlipMILP(Q_LL, y, C, time_limit, formulation)
+    milp_ = LabelFlipMILP(Q_LL, y, C, time_limit, formulation, node_limit)
     budgets = sorted(int(b) for b in budgets)
     cert = np.zeros((len(budgets), len(targets)), bool)
     flips: dict[tuple[int, int], list[int]] = {}
-    timeouts, solved, seconds = 0, 0, 0.0
+    timeouts, time_outs, failures, resolves, solved, seconds, nodes = 0, 0, 0, 0, 0, 0.0, []
     for k, t in enumerate(targets):
         broken = False
         for bi, b in enumerate(budgets):
             if broken and monotone: continue
             r = milp_.certify(Q[t, labeled], p[k], b)
             solved += 1; seconds += r.seconds
-            timeouts += r.status.startswith("time limit") or r.status.startswith("attack found (time")
+            timeouts += bool(r.limit); time_outs += r.limit == "time"; failures += r.limit == "failure"; nodes.append(r.nodes)
+            resolves += "pairwise re-solve" in r.status
             cert[bi, k] = r.certified
             flips[(b, int(t))] = labeled[r.flips].tolist()
             if not r.certified: broken = True
     return dict(budgets=budgets, certified=cert, ratio=cert.mean(1), prediction=p, alpha=alpha, flips=flips,
-                timeouts=int(timeouts), milps=solved, milp_seconds=seconds)
+                timeouts=int(timeouts), time_outs=int(time_outs), failures=int(failures), resolves=int(resolves), milps=solved,
+                milp_seconds=seconds, nodes=nodes)
 
 # %% ../../nbs/papers/qpcert.ipynb #cc90667a
 def brute_force_certify(Q: np.ndarray, labeled: np.ndarray, y_labeled: np.ndarray, targets: np.ndarray, b_max: int,
@@ -336,15 +386,16 @@ def brute_force_certify(Q: np.ndarray, labeled: np.ndarray, y_labeled: np.ndarra
 
 # %% ../../nbs/papers/qpcert.ipynb #9fbeca7a
 def collective_certificate(Q: np.ndarray, labeled: np.ndarray, y_labeled: np.ndarray, targets: np.ndarray, b: int,
-                           C: float, time_limit: float = 60.0, formulation: str = "pairwise") -> dict[str, Any]:
+                           C: float, time_limit: float = 600.0, formulation: str = "pairwise",
+                           node_limit: int = NODE_LIMIT) -> dict[str, Any]:
     """Collective certificate (QPCert `certify_collective_robust_label`): one MILP maximising the number of test
     predictions a single flip set of size ≤ b changes, with binaries $c_t$ and big-M $P_t=C\\sum_j|Q_{tj}|$.
-    Returns the number certified collectively (sound: from the solver's bound when it times out)."""
+    Returns the number certified collectively (sound: from the solver's bound when the node or time limit stops it)."""
     labeled, targets = np.asarray(labeled), np.asarray(targets)
     y = np.asarray(y_labeled, np.float64)
     Q_LL, Q_TL = Q[np.ix_(labeled, labeled)], Q[np.ix_(targets, labeled)]
     p = svm_predict(Q_TL, y, svm_dual(Q_LL, y, C))
-    base = LabelFlipMILP(Q_LL, y, C, time_limit, formulation)
+    base = LabelFlipMILP(Q_LL, y, C, time_limit, formulation, node_limit)
     T = len(targets)
     nv = base.nv + T
     P = C * np.abs(Q_TL).sum(1)
@@ -364,21 +415,25 @@ def collective_certificate(Q: np.ndarray, labeled: np.ndarray, y_labeled: np.nda
     bounds = Bounds(np.r_[base.bounds_lo, np.zeros(T)], np.r_[base.bounds_hi, np.ones(T)])
     t0 = time.perf_counter()
     res = milp(c, constraints=cons, integrality=integ, bounds=bounds,
-               options=dict(time_limit=float(time_limit), mip_rel_gap=1e-7, presolve=False))
+               options=dict(time_limit=float(time_limit), node_limit=int(node_limit), mip_rel_gap=1e-7, presolve=False))
     dt = time.perf_counter() - t0
     if res.status == 0:
         changed = int(round(-res.fun))
-        return dict(certified=T - changed, changed=changed, optimal=True, seconds=dt, flips=labeled[base.flips(res.x)].tolist())
+        return dict(certified=T - changed, changed=changed, optimal=True, seconds=dt, flips=labeled[base.flips(res.x)].tolist(),
+                    nodes=int(res.mip_node_count or 0), limit="")
     bound = getattr(res, "mip_dual_bound", None)
     changed_ub = T if bound is None or not np.isfinite(bound) else int(math.floor(-bound + 1e-9))
-    return dict(certified=T - min(changed_ub, T), changed=None, optimal=False, seconds=dt, flips=[])
+    return dict(certified=T - min(changed_ub, T), changed=None, optimal=False, seconds=dt, flips=[],
+                nodes=int(res.mip_node_count or 0), limit=_limit_of(res))
 
 # %% ../../nbs/papers/qpcert.ipynb #25d47ea8
 def min_flip_budgets(Q: np.ndarray, labeled: np.ndarray, y_labeled: np.ndarray, targets: np.ndarray, C: float,
-                     b_max: int | None = None, time_limit: float = 30.0, formulation: str = "aggregated") -> dict[str, Any]:
+                     b_max: int | None = None, time_limit: float = 600.0, formulation: str = "aggregated",
+                     node_limit: int = NODE_LIMIT) -> dict[str, Any]:
     """Per target, the smallest number of label flips that changes its prediction (`min_flips`), found by one MILP
     per node. Certified at budget b ⟺ b < min_flips; `b_max` caps the search (nodes needing more get b_max + 1).
-    On a time-out the solver's proven lower bound is used instead (sound: certified only below it), and counted."""
+    When the node or time limit stops a MILP the solver's proven lower bound is used instead (sound: certified only
+    below it); `timeouts` counts those MILPs, `time_outs` the wall-clock ones alone; `nodes` lists every node count."""
     labeled, targets = np.asarray(labeled), np.asarray(targets)
     y = np.asarray(y_labeled, np.float64)
     m = len(labeled)
@@ -386,17 +441,18 @@ def min_flip_budgets(Q: np.ndarray, labeled: np.ndarray, y_labeled: np.ndarray, 
     Q_LL = Q[np.ix_(labeled, labeled)]
     alpha = svm_dual(Q_LL, y, C)
     p = svm_predict(Q[np.ix_(targets, labeled)], y, alpha)
-    milp_ = LabelFlipMILP(Q_LL, y, C, time_limit, formulation)
-    need, flips, timeouts = np.zeros(len(targets), int), [], 0
+    milp_ = LabelFlipMILP(Q_LL, y, C, time_limit, formulation, node_limit)
+    need, flips, timeouts, time_outs, nodes = np.zeros(len(targets), int), [], 0, 0, []
     t0 = time.perf_counter()
     for k, t in enumerate(targets):
         if p[k] == 0: need[k] = 0; flips.append([]); continue
         nf, fl, status = milp_.min_flips(Q[t, labeled], p[k], b_max, time_limit)
+        nodes.append(milp_.last_nodes); time_outs += milp_.last_limit == "time"
         if nf is None: nf = b_max + 1
-        if nf < 0: timeouts += 1; nf = -nf          # time-out: certified only below the proven lower bound (sound)
+        if nf < 0: timeouts += 1; nf = -nf          # limit-out: certified only below the proven lower bound (sound)
         need[k] = nf; flips.append(labeled[fl].tolist())
-    return dict(min_flips=need, flips=flips, prediction=p, alpha=alpha, timeouts=timeouts,
-                seconds=time.perf_counter() - t0, b_max=b_max)
+    return dict(min_flips=need, flips=flips, prediction=p, alpha=alpha, timeouts=timeouts, time_outs=time_outs,
+                nodes=nodes, seconds=time.perf_counter() - t0, b_max=b_max)
 
 # %% ../../nbs/papers/qpcert.ipynb #262e6f7a
 def min_flips_enumeration(Q: np.ndarray, labeled: np.ndarray, y_labeled: np.ndarray, targets: np.ndarray, C: float) -> dict[str, Any]:
@@ -485,7 +541,10 @@ PARAMS = [
     Param("degree_in", "float", "CSBM expected within-class degree", low=0.0, high=20.0),
     Param("degree_out", "float", "CSBM expected between-class degree", low=0.0, high=20.0),
     Param("brute_force_b", "int", "budgets checked against brute force on the first seed (0: no check)", low=0, high=3),
-    Param("time_limit", "float", "HiGHS time limit per MILP (s); a time-out counts as not certified", low=0.1, high=600.0),
+    Param("node_limit", "int", "HiGHS branch-and-bound nodes per MILP (deterministic budget); a MILP stopped by it counts as not certified",
+          low=1, high=10_000_000),
+    Param("time_limit", "float", "HiGHS wall-clock limit per MILP (s), a safety net only (reported if hit); counts as not certified",
+          low=0.1, high=3600.0),
     Param("delta_grid", "bool", "also report the certified ratio on the paper's δ grid (b = ⌊δm⌋)"),
     Param("collective", "bool", "solve the collective certificate (GCN, SGC; first seed) on the δ grid"),
     Param("ntk_check", "bool", "compare the NTK with the empirical NTK of wide PyG GCNs on KarateClub"),
@@ -494,10 +553,10 @@ PARAMS = [
 
 SCALES = {
     "smoke": dict(device="cpu", n_seeds=3, n_nodes=100, n_labeled=12, n_test=20, C=0.1, depth=1, b_max=4, architectures="GCN+SGC",
-                  csbm_K=1.5, degree_in=3.16, degree_out=0.74, brute_force_b=2, time_limit=30.0, delta_grid=False,
+                  csbm_K=1.5, degree_in=3.16, degree_out=0.74, brute_force_b=2, node_limit=NODE_LIMIT, time_limit=600.0, delta_grid=False,
                   collective=False, ntk_check=True),
     "full": dict(device="cpu", n_seeds=1, n_nodes=200, n_labeled=40, n_test=40, C=0.1, depth=1, b_max=40, architectures="all",
-                 csbm_K=1.5, degree_in=3.16, degree_out=0.74, brute_force_b=1, time_limit=3.0, delta_grid=True,
+                 csbm_K=1.5, degree_in=3.16, degree_out=0.74, brute_force_b=1, node_limit=NODE_LIMIT, time_limit=600.0, delta_grid=True,
                  collective=True, ntk_check=True),
 }
 DELTAS = (0.03, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.5, 1.0)
@@ -509,7 +568,9 @@ def _check_exact(m) -> tuple[bool | None, str]:
     if n == 0: return None, f"no MILP verdict was compared with brute force (brute_force_b={m['brute_force_b']})"
     held = n > 0 and mm == 0 and mf == 0
     return held, (f"per-budget MILP vs brute force: {mm} mismatches in {n} (node, b ≤ {m['brute_force_b']}, arch) verdicts; "
-                  f"minimal-budget MILP vs brute force: {mf} mismatches; time-outs {m['exact_timeouts']}")
+                  f"minimal-budget MILP vs brute force: {mf} mismatches; MILPs stopped by a limit {m['exact_timeouts']} "
+                  f"(wall clock {m.get('exact_time_outs', 0)}), solver failures {m.get('exact_failures', 0)}, "
+                  f"pairwise re-solves {m.get('exact_resolves', 0)}")
 
 
 def _check_monotone(m) -> tuple[bool, str]:
@@ -601,13 +662,14 @@ def karate_instance() -> tuple[GraphData, np.ndarray, np.ndarray]:
 
 
 def certify_graph(graph: GraphData, labeled: np.ndarray, targets: np.ndarray, arch: str = "GCN", depth: int = 1,
-                  C: float = 0.1, b_max: int | None = None, time_limit: float = 30.0, normalization: str = "row") -> dict[str, Any]:
+                  C: float = 0.1, b_max: int | None = None, time_limit: float = 600.0, normalization: str = "row",
+                  node_limit: int = NODE_LIMIT) -> dict[str, Any]:
     """Real-model path: certify `targets` of any graph (a `GraphData` or a PyG `Data` with binary `y`) for one
     architecture. Returns the NTK, the clean predictions and each target's minimal flip budget and flip set."""
     if not isinstance(graph, GraphData): graph = GraphData.from_pyg(graph)
     y = to_pm1(graph.y[np.asarray(labeled)])
     Q = ntk_matrix(graph.x, graph.adjacency, arch, depth, normalization)
-    r = min_flip_budgets(Q, labeled, y, targets, C, b_max, time_limit)
+    r = min_flip_budgets(Q, labeled, y, targets, C, b_max, time_limit, node_limit=node_limit)
     r["Q"] = Q
     return r
 
@@ -620,18 +682,20 @@ def exactness_check(p: dict, g: GraphData, lab: np.ndarray, test: np.ndarray, y:
                     min_flips: dict[str, np.ndarray]) -> dict[str, int]:
     """The hard test on one graph: the per-budget MILP (aggregated linearisation) and the minimal-budget MILP against
     brute force, for GCN and SGC and every budget b ≤ `brute_force_b`."""
-    mism = mf_mism = comps = tos = 0
+    mism = mf_mism = comps = tos = t_outs = fails = resolves = 0
     if p["brute_force_b"] > 0:
         for a in [x for x in ("GCN", "SGC") if x in archs]:
             Q = ntk_matrix(g.x, g.adjacency, a, p["depth"])
             bf = brute_force_certify(Q, lab, y, test, p["brute_force_b"], p["C"])
             rb = certify_nodes(Q, lab, y, test, range(p["brute_force_b"] + 1), p["C"], p["time_limit"],
-                               formulation="aggregated")
-            tos += rb["timeouts"]
+                               formulation="aggregated", node_limit=p["node_limit"])
+            tos += rb["timeouts"]; t_outs += rb["time_outs"]; fails += rb["failures"]
+            resolves += rb["resolves"]
             mism += int((rb["certified"] != bf).sum()); comps += bf.size
             mf = np.asarray(min_flips[a])
             mf_mism += int(sum(((mf > b) != bf[b]).sum() for b in range(p["brute_force_b"] + 1)))
-    return dict(exact_mismatches=mism, exact_comparisons=comps, exact_minflip_mismatches=mf_mism, exact_timeouts=tos)
+    return dict(exact_mismatches=mism, exact_comparisons=comps, exact_minflip_mismatches=mf_mism, exact_timeouts=tos,
+                exact_time_outs=t_outs, exact_failures=fails, exact_resolves=resolves)
 
 
 def collective_table(p: dict, g: GraphData, lab: np.ndarray, test: np.ndarray, y: np.ndarray, archs: Sequence[str],
@@ -642,7 +706,7 @@ def collective_table(p: dict, g: GraphData, lab: np.ndarray, test: np.ndarray, y
         Q = ntk_matrix(g.x, g.adjacency, a, p["depth"])
         coll[a] = []
         for bb in sorted(set(budgets)):
-            c = collective_certificate(Q, lab, y, test, bb, p["C"], p["time_limit"] * 3)
+            c = collective_certificate(Q, lab, y, test, bb, p["C"], p["time_limit"], node_limit=p["node_limit"])
             coll[a].append(dict(b=bb, certified=c["certified"], optimal=c["optimal"],
                                 samplewise=int((np.asarray(min_flips[a]) > bb).sum())))
     return coll
@@ -666,7 +730,7 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
     archs, budgets = ctx.shared["archs"], ctx.shared["budgets"]
     g, lab, test = csbm_instance(seed, p["n_nodes"], p["n_labeled"], p["n_test"], p["csbm_K"], p["degree_in"], p["degree_out"])
     y = to_pm1(g.y[lab])
-    row: dict[str, Any] = {"ratio": {}, "auc": {}, "timeouts": 0, "milps": 0}
+    row: dict[str, Any] = {"ratio": {}, "auc": {}, "timeouts": 0, "time_outs": 0, "milps": 0, "max_nodes": 0}
     if p["delta_grid"]: row["delta_ratio"] = {}
     min_flips = {}
     for a in archs:
@@ -674,8 +738,9 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
             Q = ntk_matrix(g.x, g.adjacency, a, p["depth"])
         with ctx.time("min-flip MILPs"):
             r = min_flip_budgets(Q, lab, y, test, p["C"], b_max=p["n_labeled"] if p["delta_grid"] else budgets[-1],
-                                 time_limit=p["time_limit"])
-        row["timeouts"] += r["timeouts"]; row["milps"] += len(test)
+                                 time_limit=p["time_limit"], node_limit=p["node_limit"])
+        row["timeouts"] += r["timeouts"]; row["time_outs"] += r["time_outs"]; row["milps"] += len(test)
+        row["max_nodes"] = max([row["max_nodes"]] + r["nodes"])
         curve = certified_ratio(r["min_flips"], budgets)
         row["ratio"][a], row["auc"][a] = curve.tolist(), _auc(curve)
         if p["delta_grid"]: row["delta_ratio"][a] = certified_ratio(r["min_flips"], ctx.metrics["delta_budgets"]).tolist()
@@ -698,6 +763,7 @@ def finish(p: dict, table, ctx) -> None:
     for key in ("ratio", "auc") + (("delta_ratio",) if p["delta_grid"] else ()):
         m[key] = {a: [row[a] for row in table.column(key)] for a in archs}
     m["timeouts"], m["milps"] = sum(table.column("timeouts")), sum(table.column("milps"))
+    m["time_outs"], m["max_nodes"] = sum(table.column("time_outs")), max(table.column("max_nodes"))
     # KarateClub: the run's architectures (the explorer computes the others on demand)
     with ctx.time("karate"):
         kg, klab, ktest = karate_instance()
@@ -705,7 +771,7 @@ def finish(p: dict, table, ctx) -> None:
         ctx.artefacts["karate_graph"] = dict(edge_index=np.asarray(kg.edge_index).tolist(), y=np.asarray(kg.y).tolist(),
                                              labeled=klab.tolist(), test=ktest.tolist())
         for a in archs:
-            r = certify_graph(kg, klab, ktest, a, p["depth"], KARATE_C, len(klab), p["time_limit"])
+            r = certify_graph(kg, klab, ktest, a, p["depth"], KARATE_C, len(klab), p["time_limit"], node_limit=p["node_limit"])
             ctx.artefacts["karate"][a] = dict(min_flips=r["min_flips"].tolist(), flips=r["flips"], prediction=r["prediction"].tolist())
             m["karate_auc"][a] = _auc(certified_ratio(r["min_flips"], range(len(klab) + 1)))
     m["ntk_widths"], m["ntk_rel_error"] = [], []
