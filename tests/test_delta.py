@@ -184,6 +184,25 @@ def test_same_seed_same_numbers():
     json.dumps(a.to_dict())
 
 
+def test_worker_processes_give_the_same_numbers():
+    "The (seed, representation) pairs trained in 2 worker processes give exactly the numbers of one process."
+    kw = dict(steps=2, n_train=4, n_test=2, n_curve=2, n_frames=3, size=16, n_seeds=2, progress=False)
+    a, b = D.run("smoke", seed=3, workers=1, **kw), D.run("smoke", seed=3, workers=2, **kw)
+    assert json.dumps(a.to_dict(False)["metrics"]) == json.dumps(b.to_dict(False)["metrics"])
+    assert json.dumps(a.artefacts["example"]) == json.dumps(b.artefacts["example"])
+    assert a.artefacts["loss_curve_log"] == b.artefacts["loss_curve_log"]
+    assert set(a.objects["models"]) == set(b.objects["models"]) == {"log", "metric"}
+
+
+def test_scales_full_fits_the_cpu_and_paper_is_the_card():
+    "`paper` is the card's configuration (for a GPU); `full` keeps its seeds, variants and studies and trains longer than smoke."
+    pp, f, s = D.SCALES["paper"], D.SCALES["full"], D.SCALES["smoke"]
+    assert (pp["size"], pp["n_frames"], pp["n_train"], pp["steps"], pp["batch"], pp["n_seeds"]) == (64, 16, 300, 1500, 4, 3)
+    assert pp["depth_reprs"] == f["depth_reprs"] == "all" and pp["studies"] and f["studies"] and f["n_seeds"] == 3
+    assert f["steps"] * f["batch"] > s["steps"] * s["batch"] and f["size"] >= s["size"] and f["n_frames"] >= s["n_frames"]
+    assert {c.id for c in D.CLAIMS if "full" in c.scales} == {c.id for c in D.CLAIMS if "paper" in c.scales}
+
+
 def test_smoke_run_claims_are_measured(smoke_result):
     r = smoke_result("delta")
     m = r.metrics

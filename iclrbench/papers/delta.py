@@ -9,7 +9,7 @@ Docs: https://iclrbench.github.io/iclrbench/papers/delta.html.md"""
 # %% ../../nbs/papers/delta.ipynb #f3d0966a
 from __future__ import annotations
 
-import math, time
+import contextlib, math, time
 from dataclasses import dataclass, asdict, replace
 from typing import Any, Sequence
 
@@ -28,12 +28,13 @@ DEPTH_MIN = 0.01                       # every predicted depth is clamped to >= 
 
 # %% auto #0
 __all__ = ['DEPTH_REPRS', 'UPSAMPLERS', 'DEPTH_MIN', 'STRIDE', 'LOSS_WEIGHTS', 'PAPER', 'REPR_SETS', 'PARAMS', 'SCALES', 'CLAIMS',
-           'run', 'check_depth_repr', 'depth_features', 'depth_update', 'depth_motion', 'apply_depth_motion',
-           'sample_map', 'patch_offsets', 'correlation_4d', 'sincos', 'sincos_table', 'Encoder', 'Attention', 'mlp',
-           'Residual', 'window_partition', 'window_merge', 'UpdateBlock', 'UpdateFormer', 'neighbour_distances',
-           'gather_neighbours', 'convex_upsample', 'bilinear_upsample', 'nearest_upsample', 'AttentionUpsampler',
-           'DeltaConfig', 'DeltaMini', 'lowres_targets', 'balanced_bce', 'tracking_loss', 'to_tensors', 'train_delta',
-           'lookup_depth', 'track_errors', 'evaluate', 'timing_study', 'one_seed', 'finish', 'explore']
+           'CURVE_SCALES', 'run', 'check_depth_repr', 'depth_features', 'depth_update', 'depth_motion',
+           'apply_depth_motion', 'sample_map', 'patch_offsets', 'correlation_4d', 'sincos', 'sincos_table', 'Encoder',
+           'Attention', 'mlp', 'Residual', 'window_partition', 'window_merge', 'UpdateBlock', 'UpdateFormer',
+           'neighbour_distances', 'gather_neighbours', 'convex_upsample', 'bilinear_upsample', 'nearest_upsample',
+           'AttentionUpsampler', 'DeltaConfig', 'DeltaMini', 'lowres_targets', 'balanced_bce', 'tracking_loss',
+           'to_tensors', 'train_delta', 'lookup_depth', 'track_errors', 'evaluate', 'timing_study', 'setup', 'one_seed',
+           'finish', 'explore']
 
 # %% ../../nbs/papers/delta.ipynb #b87effd0
 def check_depth_repr(depth_repr: str) -> str:
@@ -612,10 +613,11 @@ def timing_study(config: DeltaConfig, sizes: Sequence[int] = (32, 64), n_frames:
     for sz in sizes:
         v = torch.rand(1, n_frames, 3, sz, sz, device=device)
         d = 1 + torch.rand(1, n_frames, sz, sz, device=device)
+        sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)   # GPU: wait for the kernels
         def timed(fn):
             ts = []
             for _ in range(repeats):
-                t0 = time.perf_counter(); fn(); ts.append(time.perf_counter() - t0)
+                sync(); t0 = time.perf_counter(); fn(); sync(); ts.append(time.perf_counter() - t0)
             return float(np.median(ts))
         red = timed(lambda: model.upsample(model(v, d), d, "attention"))
         full = timed(lambda: model(v, d, query_stride=1))
@@ -649,16 +651,23 @@ PARAMS = [
     Param("depth_reprs", "str", "depth representations trained: log and metric, or all three", choices=tuple(REPR_SETS)),
     Param("depth_noise", "float", "log-std σ of the multiplicative depth-input noise exp(σ n)", low=0.0, high=0.5),
     Param("studies", "bool", "full-scale studies: upsampler comparison claim and the timing study (32×32 and 64×64)"),
+    Param("workers", "int", "processes that train and evaluate the (seed, depth representation) pairs in parallel (CPU only; "
+          "1: all in this process; the same numbers either way)", low=1, high=8),
     Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto",
           choices=("cpu", "cuda", "mps", "auto")),
 ]
 
-_BASE = dict(device="cpu", lr=5e-4, iters=3, depth_noise=0.05)
+_BASE = dict(device="cpu", lr=5e-4, iters=3, depth_noise=0.05, workers=2)
 SCALES = {
     "smoke": dict(_BASE, n_seeds=1, size=32, n_frames=8, n_train=64, n_test=16, n_curve=0, steps=64, batch=1,
                   depth_reprs="log+metric", studies=False),
-    "full": dict(_BASE, n_seeds=3, size=64, n_frames=16, n_train=300, n_test=32, n_curve=16, steps=1500, batch=4,
+    # sized to the 15-minute CPU budget from the measured cost of a training step (see Deviations): the smoke's clip size
+    # and length, the card's batch, all three representations and both studies, 3 seeds; the card's values are `paper`
+    "full": dict(_BASE, n_seeds=3, size=32, n_frames=8, n_train=300, n_test=32, n_curve=16, steps=180, batch=4,
                  depth_reprs="all", studies=True),
+    # the issue's full configuration, meant for one GPU (`-p device cuda`); not run: ≈ 17 CPU-hours here, GPU time not measured
+    "paper": dict(_BASE, n_seeds=3, size=64, n_frames=16, n_train=300, n_test=32, n_curve=16, steps=1500, batch=4,
+                  depth_reprs="all", studies=True),
 }
 
 # %% ../../nbs/papers/delta.ipynb #1db674b8
@@ -738,49 +747,95 @@ def _data(seeds, p, images, scale=1.0, device="cpu"):
                                           images=images), device)
 
 
+CURVE_SCALES = (1.0, 2.0, 4.0, 8.0)
+_FORKED: dict = {}          # every seed's clips while the worker processes run (they inherit it when forked)
+
+
+def _seed_data(p: dict, seed: int, images, device="cpu") -> dict[str, Any]:
+    "This seed's clips: training (depths [1, 4]), the held-out scenes at [1, 4] and ×4, and the curve clips at ×1, ×2, ×4, ×8."
+    base = int(seed) * 1_000_003
+    test_ids = [base + 700_001 + i for i in range(p["n_test"])]
+    cids = test_ids[: p["n_curve"]]
+    return {"train": _data([base + i for i in range(p["n_train"])], p, images, 1.0, device), "test_ids": test_ids,
+            "tests": {"in": _data(test_ids, p, images, 1.0, device), "far": _data(test_ids, p, images, 4.0, device)},
+            "curve": {sc: _data(cids, p, images, sc, device) for sc in CURVE_SCALES} if p["n_curve"] else {}}
+
+
+def _variant(p: dict, seed: int, rep: str, data: dict, device="cpu", tm=None, bar=None) -> dict[str, Any]:
+    """Train one depth representation on this seed's clips and evaluate it (with `rep == "log"`: also the lookup baselines
+    and, with `studies`, the upsamplers): its metrics, its error-vs-depth-scale curve, its loss curve and the model."""
+    tm = tm or (lambda name: contextlib.nullcontext())
+    row: dict[str, Any] = {}
+    with tm(f"train {rep}"):
+        model, losses = train_delta(DeltaConfig(depth_repr=rep, iters=p["iters"]), data["train"], p["steps"], p["lr"], p["batch"],
+                                    seed=int(seed), device=device, bar=bar)
+    row[f"loss_first10_{rep}"] = float(np.mean(losses[:10])); row[f"loss_last10_{rep}"] = float(np.mean(losses[-10:]))
+    with tm("evaluate"):
+        for name, d in data["tests"].items():
+            ups = UPSAMPLERS if (rep == "log" and name == "in" and p["studies"]) else ("attention",)
+            e = evaluate(model, d, ups, lookup=(rep == "log"))
+            for k in ("epe2d", "epe3d_rel", "absrel", "apd3d"): row[f"{k}_{name}_{rep}"] = e[f"{k}_attention"]
+            if rep == "log":
+                for k in ("epe2d", "epe3d_rel", "absrel", "apd3d"):
+                    for b in ("lookup", "lookup_oracle", "frame1_depth", "static"): row[f"{k}_{name}_{b}"] = e[f"{k}_{b}"]
+                if len(ups) > 1:
+                    for u in UPSAMPLERS: row[f"epe2d_boundary_{u}"] = e[f"epe2d_boundary_{u}"]
+    curve: dict[float, dict[str, float]] = {}
+    with tm("depth-scale curve"):
+        for sc, d in data["curve"].items():
+            e = evaluate(model, d, ("attention",), lookup=(rep == "log"))
+            curve[sc] = {f"curve_epe3d_rel_x{sc:g}_{rep}": e["epe3d_rel_attention"]}
+            if rep == "log": curve[sc][f"curve_epe3d_rel_x{sc:g}_lookup"] = e["epe3d_rel_lookup"]
+    return {"row": row, "curve": curve, "losses": losses, "model": model}
+
+
+def _variant_job(args: tuple) -> dict[str, Any]:
+    "One (seed, representation) pair in a worker process (CPU): `args = (p, seed, rep, keep_model)`."
+    p, seed, rep, keep = args
+    out = _variant(p, seed, rep, _FORKED[seed])
+    if not keep: out["model"] = None
+    return out
+
+
+def setup(p: dict, ctx):
+    """With `workers` > 1 on the CPU: generate every seed's clips, then train and evaluate the (seed, representation) pairs
+    in `workers` processes (the same numbers as in one process: every pair seeds its own training and draws no other
+    random numbers)."""
+    jobs = [(s, rep) for s in ctx.seeds for rep in REPR_SETS[p["depth_reprs"]]]
+    if p["workers"] <= 1 or len(jobs) <= 1 or ctx.device.type != "cpu": return None
+    with ctx.time("data"):
+        data = {s: _seed_data(p, s, texture_images(), ctx.device) for s in ctx.seeds}
+    _FORKED.update(data)
+    try:
+        with ctx.time("train + evaluate (parallel)"):
+            outs = ctx.map(_variant_job, [(p, s, rep, s == ctx.seed) for s, rep in jobs], workers=p["workers"])
+    finally:
+        _FORKED.clear()
+    return {"data": {ctx.seed: data[ctx.seed]}, "out": dict(zip(jobs, outs))}
+
+
 def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
     "Train every depth representation on this seed's clips and evaluate them, the lookup baseline and the upsamplers."
-    dev = ctx.device
+    reps = REPR_SETS[p["depth_reprs"]]
     images = texture_images()
-    base = int(seed) * 1_000_003
-    with ctx.time("data"):
-        train = _data([base + i for i in range(p["n_train"])], p, images, 1.0, dev)
-        test_ids = [base + 700_001 + i for i in range(p["n_test"])]
-        tests = {"in": _data(test_ids, p, images, 1.0, dev), "far": _data(test_ids, p, images, 4.0, dev)}
-    cfg = DeltaConfig(iters=p["iters"])
+    if ctx.shared is None:                                   # in this process: one representation after the other
+        with ctx.time("data"):
+            data = _seed_data(p, seed, images, ctx.device)
+        outs = {rep: _variant(p, seed, rep, data, ctx.device, ctx.time, lambda it, rep=rep: ctx.bar(it, desc=f"train {rep}"))
+                for rep in reps}
+    else:                                                    # trained in the worker processes by `setup`
+        data, outs = ctx.shared["data"].get(seed), {rep: ctx.shared["out"][(seed, rep)] for rep in reps}
     row: dict[str, Any] = {}
-    models = {}
-    for rep in REPR_SETS[p["depth_reprs"]]:
-        with ctx.time(f"train {rep}"):
-            model, curve = train_delta(replace(cfg, depth_repr=rep), train, p["steps"], p["lr"], p["batch"], seed=int(seed),
-                                       device=dev, bar=lambda it: ctx.bar(it, desc=f"train {rep}"))
-        models[rep] = model
-        row[f"loss_first10_{rep}"] = float(np.mean(curve[:10])); row[f"loss_last10_{rep}"] = float(np.mean(curve[-10:]))
-        with ctx.time("evaluate"):
-            for name, data in tests.items():
-                ups = UPSAMPLERS if (rep == "log" and name == "in" and p["studies"]) else ("attention",)
-                e = evaluate(model, data, ups, lookup=(rep == "log"))
-                for k in ("epe2d", "epe3d_rel", "absrel", "apd3d"): row[f"{k}_{name}_{rep}"] = e[f"{k}_attention"]
-                if rep == "log":
-                    for k in ("epe2d", "epe3d_rel", "absrel", "apd3d"):
-                        for b in ("lookup", "lookup_oracle", "frame1_depth", "static"): row[f"{k}_{name}_{b}"] = e[f"{k}_{b}"]
-                    if len(ups) > 1:
-                        for u in UPSAMPLERS: row[f"epe2d_boundary_{u}"] = e[f"epe2d_boundary_{u}"]
-        if seed == ctx.seed: ctx.keep(f"loss_curve_{rep}", [round(c, 4) for c in curve])
-    if p["n_curve"]:
-        with ctx.time("depth-scale curve"):
-            cids = test_ids[: p["n_curve"]]
-            for sc in (1.0, 2.0, 4.0, 8.0):
-                data = _data(cids, p, images, sc, dev)
-                for rep, model in models.items():
-                    e = evaluate(model, data, ("attention",), lookup=(rep == "log"))
-                    row[f"curve_epe3d_rel_x{sc:g}_{rep}"] = e["epe3d_rel_attention"]
-                    if rep == "log": row[f"curve_epe3d_rel_x{sc:g}_lookup"] = e["epe3d_rel_lookup"]
+    for rep in reps: row.update(outs[rep]["row"])
+    for sc in CURVE_SCALES:
+        for rep in reps: row.update(outs[rep]["curve"].get(sc, {}))
     if seed == ctx.seed:
+        for rep in reps: ctx.keep(f"loss_curve_{rep}", [round(c, 4) for c in outs[rep]["losses"]])
+        models = {rep: outs[rep]["model"] for rep in reps}
         with ctx.time("artefacts"):
-            _keep_example(ctx, p, models, tests, test_ids[0], images)
+            _keep_example(ctx, p, models, data["tests"], data["test_ids"][0], images)
         ctx.objects["models"] = models
-        ctx.objects["config"] = cfg
+        ctx.objects["config"] = DeltaConfig(iters=p["iters"])
     return row
 
 
@@ -823,7 +878,7 @@ def finish(p: dict, table, ctx) -> None:
         ctx.artefacts["timing"] = t
 
 
-run = experiment(PAPER, PARAMS, SCALES, CLAIMS, per_seed=one_seed, finish=finish)
+run = experiment(PAPER, PARAMS, SCALES, CLAIMS, per_seed=one_seed, setup=setup, finish=finish)
 
 # %% ../../nbs/papers/delta.ipynb #04c2af04
 def explore(result=None):
