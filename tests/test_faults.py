@@ -371,10 +371,10 @@ BAD_CLI = [
     (["reproduce", "--jobs", str(10**30)], "'--jobs'"),
     (["reproduce", "--jobs", "-3"], "'--jobs'"),
     (["reproduce", "--jobs", "two"], "invalid int value"),
-    (["reproduce", "--scale", "paper"], "'--scale'"),
+    (["reproduce", "--scale", "gigantic"], "'--scale'"),   # not "paper": a paper may define that scale
     (["reproduce", "--scale", "huge"], "'--scale'"),
     (["docs", "--offline-html", "--jobs", str(10**30)], "'--jobs'"),
-    (["docs", "--offline-html", "--scale", "paper"], "'--scale'"),
+    (["docs", "--offline-html", "--scale", "gigantic"], "'--scale'"),
     (["claims", "--scale", "huge"], "'--scale'"),
     (["claims", "--format", "pdf"], "invalid choice"),
     (["runs", "prune"], "--keep"),

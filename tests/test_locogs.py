@@ -190,6 +190,28 @@ def test_same_seed_same_numbers():
     assert a.metrics["psnr_C"] != c.metrics["psnr_C"]
 
 
+def test_parallel_parts_give_the_numbers_of_one_process():
+    kw = dict(TINY, n_seeds=2, control=True)
+    one, two = L.run("smoke", seed=1, workers=1, **kw), L.run("smoke", seed=1, workers=2, **kw)
+    assert "seeds (parallel)" in two.timings and "seeds (parallel)" not in one.timings
+    assert json.dumps(one.to_dict(False)["metrics"]) == json.dumps(two.to_dict(False)["metrics"])
+    strip = lambda r: {k: v for k, v in r.artefacts.items() if k not in ("render_ms", "train_s")}   # wall-clock ones differ
+    assert json.dumps(strip(one)) == json.dumps(strip(two)) and set(two.objects["models"]) == {"A", "B", "C"}
+
+
+def test_scales_paper_is_the_issue_configuration_and_full_is_between_smoke_and_paper():
+    smoke, full, paper = (L.SCALES[s] for s in ("smoke", "full", "paper"))
+    assert {k: paper[k] for k in ("n_seeds", "image_size", "n_gaussians", "n_gt", "steps", "control")} == \
+        dict(n_seeds=3, image_size=96, n_gaussians=4000, n_gt=8000, steps=3000, control=True)
+    assert full["n_seeds"] == 3 and full["control"] and set(full) == set(paper)
+    for k in ("image_size", "n_gaussians", "n_gt", "steps"):
+        assert smoke[k] <= full[k] <= paper[k], k
+    assert any(full[k] > smoke[k] for k in ("image_size", "n_gaussians", "steps"))
+    sized = ("image_size", "n_gaussians", "n_gt", "steps", "device")      # paper takes a GPU where there is one
+    assert {k: v for k, v in full.items() if k not in sized} == {k: v for k, v in paper.items() if k not in sized}
+    assert full["device"] == "cpu" and paper["device"] == "auto"
+
+
 def test_claim_checks_fail_when_the_effect_vanishes():
     ok = {"ratio_A_C": [6.0], "bytes_A": [138000], "bytes_B": [20000], "bytes_C": [23000], "grid_bytes_C": [9000],
           "mlp_bytes_C": [5000], "zlib_A": [127000], "zlib_C": [18000], "psnr_A": [31.0], "psnr_B": [29.0], "psnr_C": [31.5],

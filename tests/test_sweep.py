@@ -115,7 +115,7 @@ BAD = [
     (["--seeds", str(2**32)], "'seeds'"),
     (["--workers", "0"], "'workers'"),
     (["--workers", str(10**20)], "'workers'"),
-    (["--scale", "paper"], "'--scale'"),
+    (["--scale", "gigantic"], "'--scale'"),   # not "paper": a paper may define that scale
     (["--scheduler", "tcp://127.0.0.1:1"], "cannot reach the Dask scheduler"),
 ]
 
