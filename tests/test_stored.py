@@ -59,14 +59,17 @@ def test_front_page_shows_the_stored_full_outcome_and_the_held_rate_over_seeds(t
     full = Result(slug="mixmax", scale="full", seed=0, params={}, metrics={},
                   claims=[ClaimOutcome(first.id, first.statement, "", "", "not held", "0.41 < 0.5")])
     store_result(full, wall_s=600, settings=settings)
-    store_seed_outcomes("mixmax", "smoke", pd.DataFrame([dict(claim=first.id, held=17, measured=20, rate=0.85,
-                                                              not_held_on=[3, 8, 11], runs=20, missing_seeds=0)]),
-                        list(range(20)), settings)
+    table = pd.DataFrame([dict(claim=first.id, held=17, measured=20, rate=0.85, not_held_on=[3, 8, 11], runs=20,
+                               missing_seeds=0, spread="gap 0.01…0.2 (need ≥ 0.03)")])
+    table.attrs["commits"] = ["abc1234"]                  # the runs' commit, which the stored table must name
+    path = store_seed_outcomes("mixmax", "smoke", table, list(range(20)), settings)
+    import json
+    assert json.loads(path.read_text())["stored"]["git_commit"] == "abc1234"
     rows = site_claim_rows({"mixmax": SiteRun("mixmax", "missing")}, settings)
     row = next(r for r in rows if r["id"] == first.id)
     assert row["status"] == "run failed" and row["full"]["status"] == "not held" and row["seeds"]["held"] == 17
     html = claims_table_html(rows)
-    assert "17/20 seeds" in html and "0.41 &lt; 0.5" in html and html.count("<td class=\"full\">—</td>") == len(rows) - 1
+    assert "17/20 seeds" in html and "gap 0.01…0.2 (need ≥ 0.03)" in html and "0.41 &lt; 0.5" in html and html.count("<td class=\"full\">—</td>") == len(rows) - 1
 
 
 def test_docs_reuse_takes_the_runs_make_reproduce_made_without_widget_state(tmp_path, monkeypatch):

@@ -61,8 +61,10 @@ def stored_seeds_path(slug: str, scale: str = "smoke", settings: Settings | None
 
 def store_seed_outcomes(slug: str, scale: str, table, seeds: Sequence[int], settings: Settings | None = None) -> Path:
     "Write a claims-over-seeds table (`iclrbench.run.sweep.claims_over_seeds`) with its date, commit and machine."
+    ran = list(getattr(table, "attrs", {}).get("commits", []))      # the commits the runs were made at, not this one
     d = dict(slug=slug, scale=scale, seeds=list(seeds), claims=to_jsonable(table.to_dict(orient="records")),
-             stored={"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "git_commit": git_commit(),
+             stored={"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                     "git_commit": ", ".join(ran) if ran else git_commit(), "stored_at_commit": git_commit(),
                      "machine": machine_description()})
     path = stored_seeds_path(slug, scale, settings)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -289,4 +289,6 @@ def claims_over_seeds(slug: str, seeds: Any, scale: str = "smoke", settings: Set
                          not_held_on=sorted(set(measured) - set(held)), runs=len(newest),
                          missing_seeds=len(set(seeds) - set(newest)),
                          spread=measured_spread([o.get("measured", "") for o in measured.values()])))
-    return pd.DataFrame(recs)
+    table = pd.DataFrame(recs)
+    table.attrs["commits"] = sorted({r["git_commit"] for r in newest.values() if r.get("git_commit")})   # what ran
+    return table
