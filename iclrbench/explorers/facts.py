@@ -246,6 +246,9 @@ class FACTSExplorer(Explorer):
                                                                    image_size=self.p["image_size"], sigma=self.p["sigma"])["y"])
 
     def refresh(self, changed=None):
+        # each figure is drawn only when what it shows changed (`draw_if_changed`: the time step moves two panels, the
+        # sequence three); 'Train' (or a full refresh) changes the entry the keys do not name, so then all are drawn anew
+        if changed not in self.state: self.forget_drawn()
         s = self.state
         key = self._key(s)
         entry = self.trained.get(key)
@@ -260,12 +263,16 @@ class FACTSExplorer(Explorer):
                 note = " — press Train for these settings; other panels show the run"
         models = [m for m in s["models"] if m in entry["models"]] or entry["models"]
         seq, step, perm = s["sequence"], s["step"], s["permute"]
-        self.draw("frames", frames_figure(entry, seq, step, models, perm))
+        ms = tuple(models)
+        self.draw_if_changed("frames", (key, seq, step, ms, perm), lambda: frames_figure(entry, seq, step, models, perm))
         shown = self.run_entry if note else entry            # the models whose numbers the other panels draw
-        self.draw("mse", mse_figure(shown, models, title=f"Test MSE, original vs permuted order ({shown['label']}){note}"))
-        self.draw("routing", routing_figure(shown, seq, perm))
-        self.draw("slots", slots_figure(shown, seq, step))
-        self.draw("curves", curves_figure(shown, models, title=f"Training curves ({shown['label']}); Train runs {s['steps']} steps"))
+        src = "run" if shown is self.run_entry else key      # (entries trained here change only with 'Train')
+        self.draw_if_changed("mse", (src, ms, note), lambda: mse_figure(
+            shown, models, title=f"Test MSE, original vs permuted order ({shown['label']}){note}"))
+        self.draw_if_changed("routing", (src, seq, perm), lambda: routing_figure(shown, seq, perm))
+        self.draw_if_changed("slots", (src, seq, step), lambda: slots_figure(shown, seq, step))
+        self.draw_if_changed("curves", (src, ms, s["steps"]), lambda: curves_figure(
+            shown, models, title=f"Training curves ({shown['label']}); Train runs {s['steps']} steps"))
 
 # %% ../../nbs/explorers/facts.ipynb #3a88dc32
 def explore(result=None) -> FACTSExplorer:

@@ -141,12 +141,15 @@ class MallowsExplorer(Explorer):
         d = self._compute(key)
         at = [reward_at_kl(d["kl"][m], d["rew"][m]) for m in range(len(d["names"]))]
         gap = "; ".join(f"{n}: {a:.3f}" for n, a in zip(d["names"], at))
-        self.draw("frontier", frontier_figure(d["rew"][None], d["kl"][None], d["names"], list(BETAS),
-                                              f"Frontier (world {s['seed']}); reward at KL=1 — {gap}", highlight_beta=s["beta"]))
+        # each figure is drawn only when what it shows changed: β moves the policies and the frontier's marker, not the
+        # link curves; the dispersions move the link curves and (through the trained world) everything else
+        self.draw_if_changed("frontier", (key, s["beta"]), lambda: frontier_figure(
+            d["rew"][None], d["kl"][None], d["names"], list(BETAS), f"Frontier (world {s['seed']}); reward at KL=1 — {gap}",
+            highlight_beta=s["beta"]))
         j = list(BETAS).index(s["beta"])
-        self.draw("policies", policy_figure(d["pi"], d["c"], d["names"], j, list(BETAS)))
-        self.draw("per_prompt", per_prompt_kl_figure(d["pi"], d["c"], d["names"], j, list(BETAS)))
-        self.draw("link", link_figure((s["concentrated"], s["dispersed"])))
+        self.draw_if_changed("policies", (key, j), lambda: policy_figure(d["pi"], d["c"], d["names"], j, list(BETAS)))
+        self.draw_if_changed("per_prompt", (key, j), lambda: per_prompt_kl_figure(d["pi"], d["c"], d["names"], j, list(BETAS)))
+        self.draw_if_changed("link", (s["concentrated"], s["dispersed"]), lambda: link_figure((s["concentrated"], s["dispersed"])))
 
 # %% ../../nbs/explorers/mallowspo.ipynb #3c72e19e
 def explore(result=None) -> MallowsExplorer:

@@ -55,11 +55,12 @@ def pair_figure(frames, flow, valid, boxes=None, partners=None, size: int = 12, 
     fig.add_trace(go.Scatter(x=[v for v in xs[1::3]], y=[v for v in ys[1::3]], mode="markers", marker=dict(size=3, color="white"),
                              showlegend=False, hoverinfo="skip"), 1, 1)
     if boxes is not None:
-        for i, ((x0, y0), (x1, y1)) in enumerate(zip(np.asarray(boxes), np.asarray(partners))):
-            col = PALETTE[i % len(PALETTE)]
-            for j, (x, y) in enumerate(((x0, y0), (x1, y1))):
-                fig.add_shape(type="rect", x0=x - 0.5, y0=y - 0.5, x1=x + size - 0.5, y1=y + size - 0.5,
-                              line=dict(color=col, width=2), row=1, col=j + 1)
+        # all squares in one assignment (one `add_shape` each re-validates the earlier ones); panel j+1's axes
+        rects = [dict(type="rect", x0=x - 0.5, y0=y - 0.5, x1=x + size - 0.5, y1=y + size - 0.5, xref=("x", "x2")[j],
+                      yref=("y", "y2")[j], line=dict(color=PALETTE[i % len(PALETTE)], width=2))
+                 for i, ((x0, y0), (x1, y1)) in enumerate(zip(np.asarray(boxes), np.asarray(partners)))
+                 for j, (x, y) in enumerate(((x0, y0), (x1, y1)))]
+        if rects: fig.update_layout(shapes=rects)
     style(fig, title or "A training pair: exact flow and flow-aligned subcrops", height=420)
     fig.update_yaxes(autorange="reversed", showgrid=False); fig.update_xaxes(showgrid=False)
     fig.update_layout(legend=dict(orientation="h", y=-0.05))
@@ -213,19 +214,31 @@ class PooDLeExplorer(Explorer):
         self.trained[key] = (label, res[s["variant"]], ev)
         self.refresh("train")
 
-    def refresh(self, changed=None):
-        s = self.state
+    def _pair_figure(self, s):
         d = self._pair(s["camera"], s["size_skew"], s["pair"])
         b, q = flow_aligned_subcrops(d["flow"], d["valid"], s["n_subcrops"], s["subcrop_size"], np.random.default_rng([self.seed, s["pair"]]))
-        self.draw("pair", pair_figure(d["frames"][0].cpu().numpy(), d["flow"][0].cpu().numpy(), d["valid"][0].cpu().numpy(), b[0].cpu().numpy(), q[0].cpu().numpy(),
-                                      s["subcrop_size"], title=f"Video pair {s['pair']}: camera ±{s['camera']} px, size skew {s['size_skew']}, "
-                                                                f"{s['n_subcrops']} subcrops of {s['subcrop_size']} px"))
-        self.draw("coverage", coverage_figure(self._coverage(s["subcrop_size"]), s["subcrop_size"]))
+        return pair_figure(d["frames"][0].cpu().numpy(), d["flow"][0].cpu().numpy(), d["valid"][0].cpu().numpy(), b[0].cpu().numpy(), q[0].cpu().numpy(),
+                           s["subcrop_size"], title=f"Video pair {s['pair']}: camera ±{s['camera']} px, size skew {s['size_skew']}, "
+                                                     f"{s['n_subcrops']} subcrops of {s['subcrop_size']} px")
+
+    def refresh(self, changed=None):
+        # each figure is drawn only when what it shows changed (`draw_if_changed`); 'Train' (or a full refresh) adds a
+        # bar group the keys do not name, so then every figure is drawn anew
+        if changed not in self.state: self.forget_drawn()
+        s = self.state
+        self.draw_if_changed("pair", (s["camera"], s["size_skew"], s["pair"], s["n_subcrops"], s["subcrop_size"]),
+                             lambda: self._pair_figure(s))
+        self.draw_if_changed("coverage", s["subcrop_size"], lambda: coverage_figure(self._coverage(s["subcrop_size"]), s["subcrop_size"]))
         a, m = self.result.artefacts, self.result.metrics
         idx = s["pair"] % len(a["test_frames"])
         maps = {k: v[idx] for k, v in a["maps"].items()}
-        self.draw("readout", readout_figure(a["test_frames"][idx], a["test_truth"][idx], maps, m["class_names"],
-                                            f"Run's readout maps, test frame {idx} (seed {self.seed})"))
+        self.draw_if_changed("readout", idx, lambda: readout_figure(a["test_frames"][idx], a["test_truth"][idx], maps, m["class_names"],
+                                                                    f"Run's readout maps, test frame {idx} (seed {self.seed})"))
+        self.draw_if_changed("iou", (s["variant"], s["steps"], s["lambda_pool"], s["n_subcrops"], s["subcrop_size"]),
+                             lambda: self._iou_figure(s))
+
+    def _iou_figure(self, s):
+        a, m = self.result.artefacts, self.result.metrics
         vals, errs = {}, {}
         for n in a["maps"]:
             vals[n], errs[n] = _size_rows(m, n)
@@ -234,8 +247,8 @@ class PooDLeExplorer(Explorer):
             errs[label] = [0.0] * 4
         plan = (f"'Train' trains {VARIANT_LABELS[s['variant']]} for {s['steps']} steps, λ_pool = {s['lambda_pool']}, "
                 f"{s['n_subcrops']} × {s['subcrop_size']} px subcrops")
-        self.draw("iou", iou_size_figure(vals, errs, f"IoU by object size (run: mean ± std over seeds; trained here: one run)<br>"
-                                                     f"<sup>{plan}</sup>", highlight=s["variant"]))
+        return iou_size_figure(vals, errs, f"IoU by object size (run: mean ± std over seeds; trained here: one run)<br>"
+                                           f"<sup>{plan}</sup>", highlight=s["variant"])
 
 # %% ../../nbs/explorers/poodle.ipynb #2b2a5b1a
 def explore(result=None) -> PooDLeExplorer:

@@ -340,6 +340,9 @@ class ScalingExplorer(Explorer):
 
     # --- drawing --------------------------------------------------------------------------------
     def refresh(self, changed=None):
+        # each figure is drawn only when what it shows changed (`draw_if_changed`): the MLP tab's controls leave the
+        # solvable model's figures as they are and the other way round; a button (or a full refresh) draws all anew
+        if changed not in self.state: self.forget_drawn()
         s = self.state
         beta, gamma, window = s["beta"], s["gamma"], tuple(s["window"])
         hard = is_hard(beta)
@@ -352,12 +355,14 @@ class ScalingExplorer(Explorer):
         if gamma > 0: curves["rich"] = (rich.t.tolist(), rich.loss.tolist())
         a_l, a_r = self._fit(lazy, window), self._fit(rich, window)
         tag = "HARD" if hard else "EASY"
-        self.draw("loss", loss_curves_figure(curves, beta, window, self._floor(s),
-                                             f"{tag} β={beta:.2f}, α={s['alpha']:.1f}, γ={gamma:g}, N={s['N']}, M={s['M']}: slopes lazy "
-                                             f"{a_l:.3f}, rich {a_r:.3f} (theory {beta:.2f} → {time_exponent(beta, gamma > 0):.2f})"))
+        model = (self._key(s), gamma)                        # what the simulated curves depend on
+        self.draw_if_changed("loss", (model, window), lambda: loss_curves_figure(
+            curves, beta, window, self._floor(s), f"{tag} β={beta:.2f}, α={s['alpha']:.1f}, γ={gamma:g}, N={s['N']}, M={s['M']}: "
+            f"slopes lazy {a_l:.3f}, rich {a_r:.3f} (theory {beta:.2f} → {time_exponent(beta, gamma > 0):.2f})"))
         refs = {f"β={beta:.2f}": beta}
         if hard: refs[f"χ(β)={chi(beta):.2f}"] = chi(beta)
-        self.draw("slope", local_slope_figure(curves, refs, window, f"Local exponent (γ={gamma:g}); shaded: fit window {window[0]:.1f}–{window[1]:.1f}"))
+        self.draw_if_changed("slope", (model, window), lambda: local_slope_figure(
+            curves, refs, window, f"Local exponent (γ={gamma:g}); shaded: fit window {window[0]:.1f}–{window[1]:.1f}"))
         # exponent vs β: the run's points, the sweep for these settings if it was run, and the current setting
         pts = {}
         m = self.result.metrics
@@ -373,49 +378,60 @@ class ScalingExplorer(Explorer):
             b, l, r = self._sweeps[key]
             pts["sweep: lazy"], pts[f"sweep: γ={gamma:g}"] = (b, l), (b, r)
         note = "" if key in self._sweeps else " — 'run β sweep' adds these settings"
-        self.draw("exponents", exponent_figure(pts, (beta, a_l, a_r), f"Exponent vs β (stars: this setting){note}"))
+        self.draw_if_changed("exponents", (model, window),
+                             lambda: exponent_figure(pts, (beta, a_l, a_r), f"Exponent vs β (stars: this setting){note}"))
         # compute frontier: theory exponents always; measured when the button ran for these settings
         fkey = self._key(s) + (gamma,)
+        self.draw_if_changed("frontier", fkey, lambda: self._draw_frontier(s, fkey))
+        self._draw_mlp(s)
+
+    def _draw_frontier(self, s, fkey):
+        beta, gamma, m = s["beta"], s["gamma"], self.result.metrics
         pred = {"lazy": compute_exponent(s["alpha"], beta, False), "rich": compute_exponent(s["alpha"], beta, gamma > 0)}
         if fkey in self._frontiers:
             fr = {rg: {k_: (v.tolist() if isinstance(v, np.ndarray) else v) for k_, v in f.items()} for rg, f in self._frontiers[fkey].items()}
-            self.draw("frontier", frontier_figure(fr, pred, f"Compute frontier over N ∈ {{16, 32, 64}} (β={beta:.2f}, γ={gamma:g})"))
+            return frontier_figure(fr, pred, f"Compute frontier over N ∈ {{16, 32, 64}} (β={beta:.2f}, γ={gamma:g})")
         elif "frontier" in self.result.artefacts and abs(beta - m["beta_hard"]) < 1e-9:
             fr = {k_: v for k_, v in self.result.artefacts["frontier"].items()}
             pr = {f"{rg}_{t}": compute_exponent(m["alpha"], m[f"beta_{t}"], rg == "rich") for t in ("hard", "easy") for rg in ("lazy", "rich")}
-            self.draw("frontier", frontier_figure(fr, pr, f"Compute frontiers of the run (N ∈ {m['sweep_widths']}); theory at "
-                                                          f"α={s['alpha']:.1f}, β={beta:.2f}: lazy {pred['lazy']:.3f}, rich {pred['rich']:.3f}"))
-        else:
-            C = np.geomspace(1e2, 1e6, 50)
-            fr = {rg: {"C": C.tolist(), "L": (C ** -a).tolist(), "exponent": a, "window": None} for rg, a in pred.items()}
-            self.draw("frontier", frontier_figure(fr, pred, f"Predicted frontier slopes C^-a (α={s['alpha']:.1f}, β={beta:.2f}); "
-                                                            f"'run compute frontier' measures them"))
-        self._draw_mlp(s)
+            return frontier_figure(fr, pr, f"Compute frontiers of the run (N ∈ {m['sweep_widths']}); theory at "
+                                           f"α={s['alpha']:.1f}, β={beta:.2f}: lazy {pred['lazy']:.3f}, rich {pred['rich']:.3f}")
+        C = np.geomspace(1e2, 1e6, 50)
+        fr = {rg: {"C": C.tolist(), "L": (C ** -a).tolist(), "exponent": a, "window": None} for rg, a in pred.items()}
+        return frontier_figure(fr, pred, f"Predicted frontier slopes C^-a (α={s['alpha']:.1f}, β={beta:.2f}); "
+                                         f"'run compute frontier' measures them")
 
     def _draw_mlp(self, s):
         q = s["q"]
         b_imp = source_exponent(q, self.alpha_ntk)
-        tgt = self.cached(("target", round(q, 3)), lambda: fourier_target(q, 128, self.seed))
-        th = torch.linspace(0, 2 * math.pi, 400, dtype=torch.float64)
-        fig = go.Figure(go.Scatter(x=th.tolist(), y=tgt(th).tolist(), mode="lines", name="y(θ)", line=dict(color=PALETTE[4])))
-        self.draw("target", style(fig, f"Target Σ k^-q cos(kθ+φ_k), q={q:.2f} → implied β=(2q−1)/α̂={b_imp:.2f} "
-                                       f"({'HARD' if is_hard(b_imp) else 'EASY'}; α̂={self.alpha_ntk:.2f})", x="θ", y="y"))
+        def target():
+            tgt = self.cached(("target", round(q, 3)), lambda: fourier_target(q, 128, self.seed))
+            th = torch.linspace(0, 2 * math.pi, 400, dtype=torch.float64)
+            fig = go.Figure(go.Scatter(x=th.tolist(), y=tgt(th).tolist(), mode="lines", name="y(θ)", line=dict(color=PALETTE[4])))
+            return style(fig, f"Target Σ k^-q cos(kθ+φ_k), q={q:.2f} → implied β=(2q−1)/α̂={b_imp:.2f} "
+                              f"({'HARD' if is_hard(b_imp) else 'EASY'}; α̂={self.alpha_ntk:.2f})", x="θ", y="y")
+        self.draw_if_changed("target", round(q, 3), target)
         spec = self.result.artefacts.get("ntk_spectrum")
         sp = self.__dict__.get("_memo", {}).get(("ntk", s["mlp_width"]))
-        if sp is not None:
-            self.draw("ntk", spectrum_figure(sp["k"][1:], sp["lam"][1:], sp["alpha"], f"Initial NTK, width {s['mlp_width']} "
-                                             f"(64-point grid): fitted α = {sp['alpha']:.2f}", k_range=(2, 16)))
-        elif spec:
-            note = "" if spec["width"] == s["mlp_width"] else f"; 'train MLP' computes width {s['mlp_width']}"
-            self.draw("ntk", spectrum_figure(spec["k"], spec["lam"], spec["alpha"],
-                                             f"Initial NTK of the run's width-{spec['width']} MLP: α = {spec['alpha']:.2f}{note}"))
-        else:
-            self.draw("ntk", style(go.Figure(), f"NTK spectrum: 'train MLP' computes it for width {s['mlp_width']}"))
+        def ntk():
+            if sp is not None:
+                return spectrum_figure(sp["k"][1:], sp["lam"][1:], sp["alpha"], f"Initial NTK, width {s['mlp_width']} "
+                                       f"(64-point grid): fitted α = {sp['alpha']:.2f}", k_range=(2, 16))
+            if spec:
+                note = "" if spec["width"] == s["mlp_width"] else f"; 'train MLP' computes width {s['mlp_width']}"
+                return spectrum_figure(spec["k"], spec["lam"], spec["alpha"],
+                                       f"Initial NTK of the run's width-{spec['width']} MLP: α = {spec['alpha']:.2f}{note}")
+            return style(go.Figure(), f"NTK spectrum: 'train MLP' computes it for width {s['mlp_width']}")
+        self.draw_if_changed("ntk", (s["mlp_width"], sp is not None), ntk)
         key = (round(q, 3), s["gamma0"], s["mlp_width"], round(s["eta0"], 3), s["mlp_steps"])
+        self.draw_if_changed("mlp_loss", (key, key in self._mlp), lambda: self._mlp_figure(s, key, b_imp))
+
+    def _mlp_figure(self, s, key, b_imp):
+        q = s["q"]
         if key in self._mlp:
             runs, win = self._mlp[key]
             curves = {f"γ0={g}{' (lazy)' if g == 0.02 else ''}: slope {c.exponent:.3f}": (c.steps, c.loss) for g, c in runs.items()}
-            self.draw("mlp_loss", mlp_curves_figure(curves, win, f"Circle MLP width {key[2]}, q={q:.2f} (β≈{b_imp:.2f}), η0={key[3]}, {key[4]} steps"))
+            return mlp_curves_figure(curves, win, f"Circle MLP width {key[2]}, q={q:.2f} (β≈{b_imp:.2f}), η0={key[3]}, {key[4]} steps")
         else:
             pending = (f"press 'train MLP' for q={q:.2f}, γ0={s['gamma0']}, width {s['mlp_width']}, η0={s['eta0']:.2f}, "
                        f"{s['mlp_steps']} steps")
@@ -424,10 +440,8 @@ class ScalingExplorer(Explorer):
                 task = "hard" if is_hard(b_imp) else "easy"
                 cs = {f"run, {task} target, γ0={k.split('|')[1]}": (v["steps"], v["loss"]) for k, v in a["mlp_curves"].items()
                       if k.startswith(task + "|")}
-                self.draw("mlp_loss", mlp_curves_figure(cs, self.result.metrics.get("mlp_window"),
-                                                        f"Circle MLP: the run's {task}-target curves; {pending}"))
-            else:
-                self.draw("mlp_loss", style(go.Figure(), f"Circle MLP: {pending}", x="SGD step", y="test MSE"))
+                return mlp_curves_figure(cs, self.result.metrics.get("mlp_window"), f"Circle MLP: the run's {task}-target curves; {pending}")
+            return style(go.Figure(), f"Circle MLP: {pending}", x="SGD step", y="test MSE")
 
 # %% ../../nbs/explorers/scaling_beyond_kernel.ipynb #43c68e3c
 def explore(result=None) -> ScalingExplorer:

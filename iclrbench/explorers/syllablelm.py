@@ -43,10 +43,12 @@ def spectrogram_figure(logmel: np.ndarray, true_bounds=None, pred_bounds=None, s
                         vertical_spacing=0.03)
     fig.add_trace(go.Heatmap(x=t, y=np.arange(lm.shape[1]), z=lm.T, colorscale="Viridis", showscale=False,
                              hovertemplate="t=%{x:.2f}s mel=%{y}<extra></extra>"), row=1, col=1)
-    for b in (true_bounds if true_bounds is not None else []):
-        fig.add_vline(x=float(b), line=dict(color="white", dash="dash", width=1.5), row=1, col=1)
-    for b in (pred_bounds if pred_bounds is not None else []):
-        fig.add_vline(x=float(b), line=dict(color="#d62728", width=2), row=1, col=1)
+    # the boundary lines span the top panel (what `add_vline(row=1, col=1)` draws), set in one assignment: adding them
+    # one by one re-validates every earlier shape each time, which took seconds for a few dozen boundaries
+    lines = [dict(type="line", x0=float(b), x1=float(b), xref="x", y0=0, y1=1, yref="y domain", line=ln)
+             for bs, ln in ((true_bounds, dict(color="white", dash="dash", width=1.5)), (pred_bounds, dict(color="#d62728", width=2)))
+             for b in (bs if bs is not None else [])]
+    if lines: fig.update_layout(shapes=lines)
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color="black", dash="dash"), name="true boundary"))
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color="#d62728"), name="predicted boundary"))
     if strips:
@@ -130,13 +132,15 @@ def selfsim_figure(before: np.ndarray, after: np.ndarray, bounds=None, title: st
     "Side-by-side cosine self-similarity of the teacher (before) and the SylBoost student (after), with segments."
     fig = make_subplots(rows=1, cols=2, subplot_titles=("before SylBoost (teacher)", "after SylBoost (student)"),
                         horizontal_spacing=0.08)
+    squares = []                 # one assignment of all shapes (one `add_shape` each re-validates the earlier ones)
     for c, F in ((1, before), (2, after)):
         fig.add_trace(go.Heatmap(z=cosine_selfsim(F), zmin=-1, zmax=1, colorscale="RdBu", reversescale=True,
                                  showscale=c == 2), row=1, col=c)
         if bounds is not None:
-            for a, b in zip(bounds[:-1], bounds[1:]):
-                fig.add_shape(type="rect", x0=a - 0.5, x1=b - 0.5, y0=a - 0.5, y1=b - 0.5, line=dict(color="black", width=1),
-                              row=1, col=c)
+            ax = "" if c == 1 else str(c)
+            squares += [dict(type="rect", x0=a - 0.5, x1=b - 0.5, y0=a - 0.5, y1=b - 0.5, xref=f"x{ax}", yref=f"y{ax}",
+                             line=dict(color="black", width=1)) for a, b in zip(bounds[:-1], bounds[1:])]
+    if squares: fig.update_layout(shapes=squares)
     style(fig, title or "Feature self-similarity before / after SylBoost", height=400)
     fig.update_yaxes(autorange="reversed")
     return fig
@@ -304,50 +308,73 @@ class SyllableLMExplorer(Explorer):
         self.refresh("sylboost")
 
     # --- drawing -------------------------------------------------------------------------------------
+    def _scores(self, sec, w, delta, q):
+        "Boundary F1 / R-value of every segmenter over the shown utterances (and the run's NMI), cached per setting."
+        def go_():
+            ref = [it_["true"] for it_ in self.items]
+            sc = {}
+            for k in self.seg_keys:
+                b = boundary_scores([frames_to_seconds(self._bounds(v, k, sec, w)) for v in range(len(self.items))], ref)
+                sc[SEGMENTER_NAMES[k]] = {"F1": b["f1"], "R-value": b["r_value"]}
+            b = boundary_scores([frames_to_seconds(self._delta_bounds(v, delta, q)) for v in range(len(self.items))], ref)
+            sc["SylBoost δ-rule"] = {"F1": b["f1"], "R-value": b["r_value"]}
+            m = self.result.metrics
+            sc["SylBoost units (run)"] = {"NMI": m["nmi_sylboost_units"][0]}
+            sc["50 Hz k-means (run)"] = {"NMI": m["nmi_kmeans50"][0]}
+            return sc
+        return self.cached(("scores", round(sec, 3), w, round(delta, 4), round(q, 3)), go_)
+
     def refresh(self, changed=None):
+        # each figure is drawn only when what it shows changed (`draw_if_changed`); a button (or a full refresh) changes
+        # the live model, which the keys do not name: then every figure is drawn anew
+        if changed not in self.state: self.forget_drawn()
         s = self.state
-        u, sec, w = s["utterance"], s["sec_per_syllable"], s["window"]
+        u, sec, w, seg = s["utterance"], s["sec_per_syllable"], s["window"], s["segmenter"]
         it = self.items[u]
         T = len(it["logmel"])
         if changed in (None, "utterance"):
             self.audio.value = wav_bytes(self._wav(u), SR)
         bd = {k: self._bounds(u, k, sec, w) for k in self.seg_keys}
         units = self._unit_strip(u, s["n_units"], bd[self.seg_keys[-1]])
-        ids, names = true_unit_strip(it)
         dur = T / FRAME_RATE
         n_u = len(np.unique(units[np.r_[True, units[1:] != units[:-1]]])) if len(units) else 0
         rate = (1 + np.count_nonzero(units[1:] != units[:-1])) / dur
         self.readout.value = (f"&nbsp; K = {self._k(u, sec)} boundaries; deduplicated unit rate {rate:.2f} Hz, "
                               f"bitrate {rate * np.log2(s['n_units']):.1f} bps ({n_u} distinct units); "
                               f"true syllable rate {len(it['units_true']) / dur:.2f} Hz")
-        self.draw("spectrogram", spectrogram_figure(
-            it["logmel"], it["true"], frames_to_seconds(bd[s["segmenter"]]), {"true syllable": ids, "unit": units},
-            {"true syllable": names, "unit": [f"u{v}" for v in units]},
-            title=f"Utterance {u}: true (white) vs {SEGMENTER_NAMES[s['segmenter']]} (red), {sec:.2f} s/syllable; units: {s['n_units']}"))
+
+        def spectrogram():
+            ids, names = true_unit_strip(it)
+            return spectrogram_figure(
+                it["logmel"], it["true"], frames_to_seconds(bd[seg]), {"true syllable": ids, "unit": units},
+                {"true syllable": names, "unit": [f"u{v}" for v in units]},
+                title=f"Utterance {u}: true (white) vs {SEGMENTER_NAMES[seg]} (red), {sec:.2f} s/syllable; units: {s['n_units']}")
+        uses_w = "losspred" in (seg, self.seg_keys[-1])        # the window moves only the LossPred boundaries
+        self.draw_if_changed("spectrogram", (u, round(sec, 3), w if uses_w else None, seg, s["n_units"]), spectrogram)
+
         live_S = self.live.get("S", {}).get((u, w))
-        S = live_S if live_S is not None else unband(it["S"][str(w)])
-        bS = mincut_segment(S, self._k(u, sec), 2, 20)
-        self.draw("similarity", similarity_figure(S, bS, _frames_from_seconds(it["true"], T),
-                                                  f"{'LIVE encoder' if live_S is not None else 'run encoder'}: LossPred S (window {w}), "
-                                                  f"min-cut K={self._k(u, sec)} (red), true syllables (blue)"))
-        dbd = self._delta_bounds(u, s["delta"], s["quantile"])
+        def similarity():
+            S = live_S if live_S is not None else unband(it["S"][str(w)])
+            # the run's S: its min-cut at this K is the cached LossPred segmentation
+            bS = bd["losspred"] if live_S is None and "losspred" in bd else mincut_segment(S, self._k(u, sec), 2, 20)
+            return similarity_figure(S, bS, _frames_from_seconds(it["true"], T),
+                                     f"{'LIVE encoder' if live_S is not None else 'run encoder'}: LossPred S (window {w}), "
+                                     f"min-cut K={self._k(u, sec)} (red), true syllables (blue)")
+        self.draw_if_changed("similarity", (u, w, round(sec, 3), live_S is not None), similarity)
+
         ss = self.live.get("selfsim")
-        if ss is not None and ss[2] == u:
-            self.draw("selfsim", selfsim_figure(ss[0], ss[1], dbd, "LIVE teacher / student (30 SylBoost steps); squares: δ-rule segments"))
-        else:
-            self.draw("selfsim", selfsim_figure(it["teacher"], it["student"], dbd,
-                                                f"Run's teacher / student; squares: δ-rule SSE segments (δ={s['delta']:.3f}, q={s['quantile']:.2f})"))
-        ref = [it_["true"] for it_ in self.items]
-        sc = {}
-        for k in self.seg_keys:
-            b = boundary_scores([frames_to_seconds(self._bounds(v, k, sec, w)) for v in range(len(self.items))], ref)
-            sc[SEGMENTER_NAMES[k]] = {"F1": b["f1"], "R-value": b["r_value"]}
-        b = boundary_scores([frames_to_seconds(self._delta_bounds(v, s["delta"], s["quantile"])) for v in range(len(self.items))], ref)
-        sc["SylBoost δ-rule"] = {"F1": b["f1"], "R-value": b["r_value"]}
-        m = self.result.metrics
-        sc["SylBoost units (run)"] = {"NMI": m["nmi_sylboost_units"][0]}
-        sc["50 Hz k-means (run)"] = {"NMI": m["nmi_kmeans50"][0]}
-        self.draw("scores", scores_figure(sc, f"Shown utterances at {sec:.2f} s/syllable (window {w}); NMI from the run's test set"))
+        live_ss = ss is not None and ss[2] == u
+        def selfsim():
+            dbd = self._delta_bounds(u, s["delta"], s["quantile"])
+            if live_ss:
+                return selfsim_figure(ss[0], ss[1], dbd, "LIVE teacher / student (30 SylBoost steps); squares: δ-rule segments")
+            return selfsim_figure(it["teacher"], it["student"], dbd,
+                                  f"Run's teacher / student; squares: δ-rule SSE segments (δ={s['delta']:.3f}, q={s['quantile']:.2f})")
+        self.draw_if_changed("selfsim", (u, round(s["delta"], 4), round(s["quantile"], 3), live_ss), selfsim)
+
+        self.draw_if_changed("scores", (round(sec, 3), w, round(s["delta"], 4), round(s["quantile"], 3)), lambda: scores_figure(
+            self._scores(sec, w, s["delta"], s["quantile"]),
+            f"Shown utterances at {sec:.2f} s/syllable (window {w}); NMI from the run's test set"))
 
 # %% ../../nbs/explorers/syllablelm.ipynb #21889deb
 def explore(result=None) -> SyllableLMExplorer:

@@ -366,7 +366,22 @@ class Explorer(widgets.VBox):
 
     def draw(self, name: str, fig: go.Figure) -> None:
         "Replace the figure `name` with `fig`."
+        self.__dict__.setdefault("_drawn", {}).pop(name, None)
         replace_figure(self.figures[name], fig)
+
+    def draw_if_changed(self, name: str, key: Any, build: Callable[[], go.Figure]) -> bool:
+        """Draw `build()` into the figure `name` only when `key` — everything that figure shows depends on — differs from
+        the key it was last drawn with (a control that moves other figures leaves this one as it is, unbuilt). A plain
+        `draw` of the figure, or `forget_drawn`, makes the next call draw. Returns whether it drew."""
+        drawn = self.__dict__.setdefault("_drawn", {})
+        if name in drawn and drawn[name] == key: return False
+        self.draw(name, build())
+        drawn[name] = key
+        return True
+
+    def forget_drawn(self) -> None:
+        "Make the next `draw_if_changed` of every figure draw (after a change its keys do not name, e.g. a button's)."
+        self.__dict__.pop("_drawn", None)
 
 # %% ../../nbs/views/00_explorer.ipynb #099691c4
 def wav_bytes(wav, sr: int) -> bytes:
