@@ -251,7 +251,7 @@ def sinkhorn(C: torch.Tensor, a: torch.Tensor | None = None, b: torch.Tensor | N
     ctx = torch.enable_grad() if grad == "unrolled" else torch.no_grad()
     with ctx:
         numpy = grad == "envelope" and _use_numpy(C)
-        loop, args = ((_sinkhorn_loop_np, [t.detach().numpy() for t in (Cw, log_a, log_b, f, g)]) if numpy
+        loop, args = ((_sinkhorn_loop_np, [t.detach().cpu().numpy() for t in (Cw, log_a, log_b, f, g)]) if numpy
                       else (_sinkhorn_loop, [Cw, log_a, log_b, f, g]))
         Cl, la, lb, f, g = args
         ab = (np.exp(la), np.exp(lb)) if numpy else (la.exp(), lb.exp())
@@ -261,7 +261,7 @@ def sinkhorn(C: torch.Tensor, a: torch.Tensor | None = None, b: torch.Tensor | N
                 f, g, _, _, _ = loop(Cl, la, lb, e, f, g, int(anneal_iter), 0.0, int(block), ab=ab)
                 e *= anneal_factor
         f, g, it, err, P = loop(Cl, la, lb, eps, f, g, int(n_iter), tol, int(block), ab=ab)
-        if numpy: f, g, P = torch.from_numpy(f), torch.from_numpy(g), torch.from_numpy(P)
+        if numpy: f, g, P = (torch.as_tensor(t, device=C.device) for t in (f, g, P))   # the NumPy path runs on CPU tensors only
         value = (f * a).sum() + (g * b).sum() - eps * (P.sum() - 1)
     cost = P.reshape(-1) @ C.reshape(-1)                      # ⟨P, C⟩
     if grad == "envelope":
@@ -344,7 +344,7 @@ def entropic_gw(C1: torch.Tensor, C2: torch.Tensor, a: torch.Tensor | None = Non
         f, g = torch.zeros_like(a), torch.zeros_like(b)
         numpy = _use_numpy(const)
         if numpy:
-            const, C1x4, C2T, log_a, log_b, f, g, P = (t.numpy() for t in (const, C1x4, C2T, log_a, log_b, f, g, P))
+            const, C1x4, C2T, log_a, log_b, f, g, P = (t.cpu().numpy() for t in (const, C1x4, C2T, log_a, log_b, f, g, P))
             loop, ab, dist = _sinkhorn_loop_np, (np.exp(log_a), np.exp(log_b)), lambda x, y: float(np.linalg.norm(x - y))
         else:
             loop, ab, dist = _sinkhorn_loop, (log_a.exp(), log_b.exp()), lambda x, y: float((x - y).norm())
@@ -354,7 +354,7 @@ def entropic_gw(C1: torch.Tensor, C2: torch.Tensor, a: torch.Tensor | None = Non
             P = P_new
             it += 1
             if err < tol: break
-        if numpy: P = torch.from_numpy(P)
+        if numpy: P = torch.as_tensor(P, device=a.device)
     cost = gw_cost(C1, C2, P, a, b)
     ent = (P * P.clamp_min(1e-300).log()).sum()
     return GWOutput(plan=P, cost=cost, value=cost + eps * ent, n_iter=it, err=err)
