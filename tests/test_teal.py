@@ -269,3 +269,21 @@ def test_sparse_gemv_falls_back_and_refuses_clearly():
         teal.sparse_gemv(W, x, 0.5, kernel="numba")
     with pytest.raises(ValueError, match="'kernel'"):
         teal.sparse_gemv(W.float(), x.float(), 0.5, kernel="triton")
+
+
+def test_threaded_sparse_gemv_gives_the_one_thread_sums():
+    """With more than one torch thread the compiled kernel splits the output into column slices on numba's threads;
+    each output is the same sum in the same row order, so the result is identical to one thread's."""
+    import torch
+    from iclrbench.papers import teal
+    if teal._gemv_active_rows is None: pytest.skip("numba is not installed")
+    g = torch.Generator().manual_seed(0)
+    W, x = torch.randn(512, 777, generator=g), torch.randn(512, generator=g)      # 777: slices of unequal width
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1); one = teal.sparse_gemv(W, x, threshold=0.5, kernel="numba")
+        torch.set_num_threads(2); two = teal.sparse_gemv(W, x, threshold=0.5, kernel="numba")
+    finally: torch.set_num_threads(before)
+    assert torch.equal(one, two)
+    masked = torch.where(x.abs() > 0.5, x, torch.zeros(()))
+    assert torch.allclose(two, masked @ W, atol=1e-4)

@@ -341,8 +341,29 @@ if numba is not None:
             i = active[j]; a = x[i]; r = W_T[i]
             for k in range(n_out): out[k] += a * r[k]
             j += 1
+
+    @numba.njit(fastmath=True, nogil=True, boundscheck=False, cache=False, parallel=True)
+    def _gemv_active_rows_threads(W_T, x, active, out, n_chunks):
+        """The same sum split over `n_chunks` column slices run on numba's threads: each slice streams its part of every
+        active row, in the same row order, so every output is the same sum as with one thread."""
+        n_out = out.shape[0]
+        width = (n_out + n_chunks - 1) // n_chunks
+        for c in numba.prange(n_chunks):
+            lo, hi = c * width, min(n_out, (c + 1) * width)
+            for k in range(lo, hi): out[k] = 0.0
+            n, j = active.shape[0], 0
+            while j + 4 <= n:
+                i0, i1, i2, i3 = active[j], active[j + 1], active[j + 2], active[j + 3]
+                a0, a1, a2, a3 = x[i0], x[i1], x[i2], x[i3]
+                r0, r1, r2, r3 = W_T[i0], W_T[i1], W_T[i2], W_T[i3]
+                for k in range(lo, hi): out[k] += a0 * r0[k] + a1 * r1[k] + a2 * r2[k] + a3 * r3[k]
+                j += 4
+            while j < n:
+                i = active[j]; a = x[i]; r = W_T[i]
+                for k in range(lo, hi): out[k] += a * r[k]
+                j += 1
 else:
-    _gemv_active_rows = None
+    _gemv_active_rows = _gemv_active_rows_threads = None
 
 GEMV_KERNELS = ("auto", "numba", "embedding_bag")
 
@@ -363,7 +384,12 @@ def sparse_gemv(W_T, x, threshold: float | None = None, active=None, kernel: str
         raise ValueError("kernel='numba' needs numba and contiguous float32 CPU tensors without gradients; use 'auto'")
     if kernel != "embedding_bag" and compiled_ok:
         out = torch.empty(W_T.shape[1], dtype=W_T.dtype)
-        _gemv_active_rows(W_T.cpu().numpy(), x.contiguous().cpu().numpy(), active.to(torch.int64).cpu().numpy(), out.cpu().numpy())
+        args = (W_T.cpu().numpy(), x.contiguous().cpu().numpy(), active.to(torch.int64).cpu().numpy(), out.cpu().numpy())
+        threads = min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)
+        if threads > 1:            # as many threads as torch's dense product gets, each on a slice of the output
+            numba.set_num_threads(threads)
+            _gemv_active_rows_threads(*args, threads)
+        else: _gemv_active_rows(*args)
         return out
     active = active.to(torch.int32)
     if active.numel() == 0: return torch.zeros(W_T.shape[1], dtype=W_T.dtype, device=W_T.device)
