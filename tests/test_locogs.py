@@ -213,7 +213,7 @@ def test_scales_paper_is_the_issue_configuration_and_full_is_between_smoke_and_p
 
 
 def test_claim_checks_fail_when_the_effect_vanishes():
-    ok = {"ratio_A_C": [6.0], "bytes_A": [138000], "bytes_B": [20000], "bytes_C": [23000], "grid_bytes_C": [9000],
+    ok = {"ratio_A_C": [6.0], "bytes_A": [138000], "bytes_B": [22600], "bytes_C": [23000], "grid_bytes_C": [9000],
           "mlp_bytes_C": [5000], "zlib_A": [127000], "zlib_C": [18000], "psnr_A": [31.0], "psnr_B": [29.0], "psnr_C": [31.5],
           "n_B": [800], "n_C": [1500]}
     for c in L.CLAIMS:
@@ -221,6 +221,9 @@ def test_claim_checks_fail_when_the_effect_vanishes():
     bad = dict(ok, ratio_A_C=[1.9], psnr_C=[28.5])
     for c in L.CLAIMS:
         if c.check: assert c.check(bad)[0] is False, c.id
+    # C beats a B that is not at C's bytes (B kept every Gaussian and is still smaller): not "at matched bytes"
+    small_b = dict(ok, bytes_B=[16000])
+    assert {c.id: c.check(small_b)[0] for c in L.CLAIMS if c.check}["locality-pays"] is False
 
 
 def test_bad_parameters_raise_value_error_naming_the_parameter(init):

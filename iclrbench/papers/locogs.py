@@ -657,9 +657,14 @@ def _check_quality(m) -> tuple[bool, str]:
 
 def _check_locality_pays(m) -> tuple[bool, str]:
     b, c = m["psnr_B"], m["psnr_C"]
-    held = all(y > x for x, y in zip(b, c))
+    # "at matched bytes": B (pruned to C's budget) must use at least 95 % of C's bytes, else B is a smaller model and
+    # C's win says nothing about locality (B cannot grow past all its Gaussians, so a too-small B fails the check)
+    share = [bb / bc for bb, bc in zip(m["bytes_B"], m["bytes_C"])]
+    matched = all(s >= 0.95 for s in share)
+    held = matched and all(y > x for x, y in zip(b, c))
     return held, (f"held-out PSNR (dB) per seed at matched bytes: C {per_seed(c, '{:.2f}')} vs B {per_seed(b, '{:.2f}')}; "
-                  f"bytes C {m['bytes_C']}, B {m['bytes_B']} (B keeps {m['n_B']} Gaussians, C {m['n_C']})")
+                  f"bytes C {m['bytes_C']}, B {m['bytes_B']} (B/C {per_seed(share, '{:.2f}')}, need ≥ 0.95"
+                  f"{'' if matched else ': NOT MET, B is smaller than C'}; B keeps {m['n_B']} Gaussians, C {m['n_C']})")
 
 
 CLAIMS = [
