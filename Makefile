@@ -10,22 +10,28 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 SCALE  ?= smoke
 JOBS   ?= 1
+# exact dependency versions (the claims table is bit-for-bit reproducible on these); CONSTRAINTS= installs unpinned
+CONSTRAINTS ?= constraints.txt
 PYTEST_ARGS ?=
 
 DOCS_OUT ?= _site
 
-.PHONY: install reproduce test readme export cards clean-nbs sync lab docs browser-deps
+.PHONY: constraints install reproduce test readme export cards clean-nbs sync lab docs browser-deps
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "iclrbench needs Python 3.11 or newer; set PYTHON=/path/to/python3.11"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -c 'import torch' 2>/dev/null || $(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet $(if $(CONSTRAINTS),-c $(CONSTRAINTS)) -e '.[dev]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name python3 >/dev/null
 	touch $@
 
 install: $(VENV)/.installed
+
+# after a deliberate upgrade of the venv: write its versions (less torch and iclrbench) to constraints.txt
+constraints:
+	{ sed -n '1,4p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v -i -E '^(torch|iclrbench|triton)==|^nvidia-' | LC_ALL=C sort -f; } > constraints.txt.new && mv constraints.txt.new constraints.txt
 
 reproduce: install
 	$(BIN)/iclrbench reproduce --scale $(SCALE) --jobs $(JOBS)
