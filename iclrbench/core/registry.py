@@ -34,6 +34,7 @@ class PaperCard:
     budgets: Mapping[str, float]
     claims: tuple[Mapping[str, Any], ...]     # id, statement, paper_value, metric, scales, note, checked
     explorer: str | None = None               # module of the paper's explorer, if it has its own
+    paper_scale: str | None = None            # PAPER_SCALE: what the `paper` scale is and its time on one GPU, or why none
 
     def param(self, name: str) -> Param:
         "The `Param` called `name`, or a `ValueError` listing the paper's parameters."
@@ -55,12 +56,13 @@ def card_of(mod) -> dict[str, Any]:
         scales=mod.SCALES, budgets=budgets,
         claims=[dict(id=c.id, statement=c.statement, paper_value=c.paper_value, metric=c.metric, scales=list(c.scales),
                      note=c.note, checked=c.check is not None) for c in mod.CLAIMS],
-        explorer=explorer if importlib.util.find_spec(explorer) is not None else None))
+        explorer=explorer if importlib.util.find_spec(explorer) is not None else None,
+        paper_scale=getattr(mod, "PAPER_SCALE", None)))
 
 def _card_from_json(slug: str, d: Mapping[str, Any]) -> PaperCard:
     params = tuple(Param(**{**p, "choices": tuple(p["choices"]) if p.get("choices") is not None else None}) for p in d["params"])
     return PaperCard(slug=slug, paper=Paper(**d["paper"]), params=params, scales=d["scales"], budgets=d["budgets"],
-                     claims=tuple(d["claims"]), explorer=d.get("explorer"))
+                     claims=tuple(d["claims"]), explorer=d.get("explorer"), paper_scale=d.get("paper_scale"))
 
 # %% ../../nbs/core/02_registry.ipynb #c2d8da2e
 def paper_module_names() -> list[str]:

@@ -27,14 +27,14 @@ UPSAMPLERS = ("attention", "bilinear", "nearest")
 DEPTH_MIN = 0.01                       # every predicted depth is clamped to >= 0.01 before any division (official loss)
 
 # %% auto #0
-__all__ = ['DEPTH_REPRS', 'UPSAMPLERS', 'DEPTH_MIN', 'STRIDE', 'LOSS_WEIGHTS', 'PAPER', 'REPR_SETS', 'PARAMS', 'SCALES', 'CLAIMS',
-           'CURVE_SCALES', 'run', 'check_depth_repr', 'depth_features', 'depth_update', 'depth_motion',
-           'apply_depth_motion', 'sample_map', 'patch_offsets', 'correlation_4d', 'sincos', 'sincos_table', 'Encoder',
-           'Attention', 'mlp', 'Residual', 'window_partition', 'window_merge', 'UpdateBlock', 'UpdateFormer',
-           'neighbour_distances', 'gather_neighbours', 'convex_upsample', 'bilinear_upsample', 'nearest_upsample',
-           'AttentionUpsampler', 'DeltaConfig', 'DeltaMini', 'lowres_targets', 'balanced_bce', 'tracking_loss',
-           'to_tensors', 'train_delta', 'lookup_depth', 'track_errors', 'evaluate', 'timing_study', 'setup', 'one_seed',
-           'finish', 'explore']
+__all__ = ['DEPTH_REPRS', 'UPSAMPLERS', 'DEPTH_MIN', 'STRIDE', 'LOSS_WEIGHTS', 'PAPER', 'REPR_SETS', 'PARAMS', 'SCALES',
+           'PAPER_SCALE', 'CLAIMS', 'CURVE_SCALES', 'run', 'check_depth_repr', 'depth_features', 'depth_update',
+           'depth_motion', 'apply_depth_motion', 'sample_map', 'patch_offsets', 'correlation_4d', 'sincos',
+           'sincos_table', 'Encoder', 'Attention', 'mlp', 'Residual', 'window_partition', 'window_merge', 'UpdateBlock',
+           'UpdateFormer', 'neighbour_distances', 'gather_neighbours', 'convex_upsample', 'bilinear_upsample',
+           'nearest_upsample', 'AttentionUpsampler', 'DeltaConfig', 'DeltaMini', 'lowres_targets', 'balanced_bce',
+           'tracking_loss', 'to_tensors', 'train_delta', 'lookup_depth', 'track_errors', 'evaluate', 'timing_study',
+           'setup', 'one_seed', 'finish', 'explore']
 
 # %% ../../nbs/papers/delta.ipynb #b87effd0
 def check_depth_repr(depth_repr: str) -> str:
@@ -671,6 +671,11 @@ SCALES = {
     "paper": dict(_BASE, n_seeds=3, size=64, n_frames=16, n_train=300, n_test=32, n_curve=16, steps=1500, batch=4,
                   depth_reprs="all", studies=True, device="auto"),
 }
+PAPER_SCALE = ("the issue's full configuration: 64×64 clips, T = 16, all three depth representations, 1,500 steps of "
+               "batch 4 per training, 3 seeds, both studies, device `auto`. GPU time not measured (no GPU was lent); on the "
+               "CPU it is about 15–17 h on 2 cores (4.3 s a step, profiled), so expect tens of minutes on one GPU. The "
+               "paper's own scale (Kubric training, 384×512, many GPUs) is not reproducible offline.")
+
 
 # %% ../../nbs/papers/delta.ipynb #1db674b8
 def _check_log_vs_metric(m) -> tuple[bool | None, str]:

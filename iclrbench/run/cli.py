@@ -105,6 +105,7 @@ def _cmd_list(settings) -> int:
         print(f"{slug} — {card.paper.title} ({card.paper.venue})")
         scales = ", ".join(f"{s} (≤ {card.budget(s):.0f} s)" for s in card.scales)
         print(f"    scales: {scales}")
+        if card.paper_scale: print(f"    paper scale: {card.paper_scale}")
         print("    parameters:")
         for p in card.params:
             defaults = ", ".join(f"{s} {card.scales[s].get(p.name)!r}" for s in card.scales)
