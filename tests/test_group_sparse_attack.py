@@ -369,7 +369,7 @@ def test_sigma_rescue_only_touches_images_that_never_succeeded(net):
 
 def test_vs_fwnucl_check_compares_the_common_images():
     c = next(c for c in gs.CLAIMS if c.id == "vs-fwnucl")
-    assert c.scales == ("full",)
+    assert c.scales == ("full", "paper")
     assert c.check({"asr_gse_mean": 1.0})[0] is None                          # FWnucl not run: not measured
     m = dict(n_common=[10, 12], d20_common_gse_mean=30.0, d20_common_fwnucl_mean=60.0, clusters_common_gse_mean=1.2,
              clusters_common_fwnucl_mean=3.0)

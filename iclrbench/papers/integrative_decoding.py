@@ -24,11 +24,11 @@ from ..core import Claim, Paper, Param
 from ..core.experiment import every_seed, experiment, per_seed
 
 # %% auto #0
-__all__ = ['SPECIALS', 'PHRASINGS', 'GROUPS', 'K_VALUES', 'TRUTHFULQA_TEMPLATE', 'PAPER', 'PARAMS', 'SCALES', 'CLAIMS', 'BUDGETS',
-           'run', 'FactsWorld', 'make_world', 'make_corpus', 'parse_city', 'document_losses', 'train_facts_lm',
-           'sample_answers', 'greedy_answers', 'integrative_decode', 'majority_vote', 'copy_rate', 'evaluate_decoders',
-           'group_accuracy', 'ideal_id_accuracy', 'ideal_accuracies', 'build_id_inputs', 'integrative_decode_ids',
-           'integrative_generate', 'build_world', 'build', 'one_seed', 'explore']
+__all__ = ['SPECIALS', 'PHRASINGS', 'GROUPS', 'K_VALUES', 'TRUTHFULQA_TEMPLATE', 'PAPER', 'PARAMS', 'SCALES', 'PAPER_SCALE',
+           'CLAIMS', 'BUDGETS', 'run', 'FactsWorld', 'make_world', 'make_corpus', 'parse_city', 'document_losses',
+           'train_facts_lm', 'sample_answers', 'greedy_answers', 'integrative_decode', 'majority_vote', 'copy_rate',
+           'evaluate_decoders', 'group_accuracy', 'ideal_id_accuracy', 'ideal_accuracies', 'build_id_inputs',
+           'integrative_decode_ids', 'integrative_generate', 'build_world', 'build', 'one_seed', 'explore']
 
 # %% ../../nbs/papers/integrative_decoding.ipynb #372dabff
 SPECIALS = ("<pad>", "<eos>", "<q>", "?", "<a>", "<again>", ".", "lives", "in", "is", "from", "calls", "home")
@@ -484,6 +484,12 @@ SCALES = {
     "full": dict(device="cpu", n_per_group=30, n_cities=24, truth_share=0.65, copy_prob=0.9, n_docs=30000, steps=3000, batch_size=128,
                  n_layer=4, d_model=64, temperature=1.0, aggregate="logprob", n_seeds=3),
 }
+PAPER_SCALE = ("No paper scale: the paper decodes with pretrained instruction-tuned LLMs (Llama-2/3, Mistral, Gemma-2,"
+               " Qwen-2, GLM-4, Phi-3) on TruthfulQA, Biographies and LongFact, and neither the weights nor the "
+               "benchmarks are available offline. The generated facts world is made to be learned by a tiny model "
+               "(full: 4 layers, 3,000 steps, 3 seeds, the paper's k up to 16), so a bigger model or longer training "
+               "on it would come no closer to the paper; `integrative_generate` runs the method on local LLM weights a"
+               " user brings.")
 
 # %% ../../nbs/papers/integrative_decoding.ipynb #a7e0cb42
 def _seed_values(m, *names):

@@ -23,8 +23,8 @@ from ..core.experiment import every_seed, experiment, per_seed
 
 # %% auto #0
 __all__ = ['TK92', 'RATIONAL', 'P_GRID', 'PROBLEM_SETS', 'MODES', 'EV_TIE_TOL', 'FIT_NAMES', 'FIT_BOUNDS', 'PAPER', 'PARAMS',
-           'SCALES', 'RECOVERY_TOL', 'CLAIMS', 'run', 'Problem', 'ProblemSet', 'as_problem_set', 'PTParams',
-           'expected_value', 'pt_value_function', 'pt_weight', 'pt_value', 'ev_difference', 'pt_difference',
+           'SCALES', 'PAPER_SCALE', 'RECOVERY_TOL', 'CLAIMS', 'run', 'Problem', 'ProblemSet', 'as_problem_set',
+           'PTParams', 'expected_value', 'pt_value_function', 'pt_weight', 'pt_value', 'ev_difference', 'pt_difference',
            'logistic_choice', 'ev_pt_disagree', 'generate_problems', 'ChoiceModel', 'EVAgent', 'PTAgent',
            'MixtureAgent', 'EmpiricalAgent', 'observe', 'describe_gamble', 'build_prompt', 'parse_choice',
            'parse_proportion', 'parse_answer', 'TextAnswers', 'TextChoiceModel', 'ev_from_text', 'ev_rule_generate',
@@ -644,6 +644,11 @@ SCALES = {
     "smoke": dict(_BASE, n_seeds=3, n_problems=1000, w_points=5, fit_starts=2, n_boot=200, phi_sweep=False, inverse_events=0),
     "full": dict(_BASE, n_seeds=5, n_problems=13000, w_points=11, fit_starts=3, n_boot=1000, phi_sweep=True, inverse_events=300),
 }
+PAPER_SCALE = ("No paper scale: the finding concerns GPT-4o, GPT-4-Turbo, Llama-3-8B/70B and Claude 3 Opus "
+               "answering the real choices13k problems, none of which is available offline; the full scale already "
+               "analyses 13,000 generated problems per seed (choices13k's size) on 5 seeds, on the CPU, so a larger "
+               "generated set would come no closer. A local model can be analysed with "
+               "TextChoiceModel(hf_generate_fn(model, tokenizer)).")
 
 # %% ../../nbs/papers/llm_rationality.ipynb #b273b31f
 RECOVERY_TOL = {"human": {"alpha": 0.1, "gamma": 0.1, "delta": 0.1, "lam": 0.3},
