@@ -115,11 +115,18 @@ def sincos_table(n: int, dim: int) -> torch.Tensor:
 
 
 class Encoder(nn.Module):
-    "Stride-4 CNN encoder: conv(3→C, s2) → ReLU → conv(C→C, s2) → ReLU → conv(C→C); input in [0, 1]."
+    """Stride-4 CNN encoder: conv(3→C, s2) → InstanceNorm → ReLU → conv(C→C, s2) → InstanceNorm → ReLU → conv(C→C); input
+    in [0, 1]. As in the official `BasicEncoder`: instance normalisation after every hidden conv and Kaiming-normal
+    (fan-out) weights, zero biases, so the output features have RMS ≈ 1 whatever the image contrast."""
     def __init__(self, channels: int = 32):
         super().__init__()
-        self.net = nn.Sequential(nn.Conv2d(3, channels, 3, 2, 1), nn.ReLU(), nn.Conv2d(channels, channels, 3, 2, 1), nn.ReLU(),
-                                 nn.Conv2d(channels, channels, 3, 1, 1))
+        C = channels
+        self.net = nn.Sequential(nn.Conv2d(3, C, 3, 2, 1), nn.InstanceNorm2d(C), nn.ReLU(), nn.Conv2d(C, C, 3, 2, 1),
+                                 nn.InstanceNorm2d(C), nn.ReLU(), nn.Conv2d(C, C, 3, 1, 1))
+        for m in self.net:
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                nn.init.zeros_(m.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(2 * x - 1)
