@@ -21,7 +21,7 @@ from ..papers.group_sparse_attack import (METHOD_LABELS, SCALES, AttackOutput, c
 from ..views.explorer import PALETTE, Explorer, style
 
 # %% auto #0
-__all__ = ['fig_perturbations', 'metrics_table', 'fig_metrics', 'fig_prox', 'GSEExplorer', 'explore']
+__all__ = ['fig_perturbations', 'metrics_table', 'fig_metrics', 'fig_prox', 'fig_lam0_search', 'GSEExplorer', 'explore']
 
 # %% ../../nbs/explorers/group_sparse_attack.ipynb #d3356869
 def _heat_panels(panels: list[tuple[str, np.ndarray, str, float | None, float | None]], title: str, height: int = 300):
@@ -96,8 +96,38 @@ def fig_prox(tau: float = 0.5):
     return style(fig, f"Proximal operators, τ = {tau:.3g} (ℓ½ jump at p(τ) = {(54 ** (1 / 3) / 4) * tau ** (2 / 3):.3f})", "z", "prox(z)", height=330)
 
 # %% ../../nbs/explorers/group_sparse_attack.ipynb #b8cccee2
+def fig_lam0_search(rounds: list, i: int = 0, rescue: bool = True, title: str = "λ₀ search"):
+    """The λ₀ search of image `i` from `AttackOutput.rounds` (one dict of `lam0`, `sigma`, `found` arrays per round):
+    λ₀ and σ per round on a log axis labelled at powers of ten, each λ₀ marked by whether that round found an
+    adversarial example; with `rescue` (the official rule) the last two rounds, where σ is ×10 for an image that has
+    not succeeded yet, are shaded."""
+    n = len(rounds)
+    r = np.arange(1, n + 1)
+    lam = np.array([float(d["lam0"][i]) for d in rounds])
+    sig = np.array([float(d["sigma"][i]) for d in rounds])
+    found = np.array([bool(d["found"][i]) for d in rounds])
+    fig = go.Figure()
+    if rescue and n:
+        fig.add_vrect(x0=max(n - 2, 0) + 0.5, x1=n + 0.5, fillcolor="#999", opacity=0.15, line_width=0, layer="below",
+                      annotation_text="σ rescue", annotation_position="top left")
+    fig.add_trace(go.Scatter(x=r, y=lam, name="λ₀", mode="lines", line=dict(color=PALETTE[0]), showlegend=False))
+    for ok, name, sym, c in ((True, "λ₀: adversarial found", "circle", PALETTE[2]), (False, "λ₀: none found", "x", PALETTE[1])):
+        m = found == ok
+        fig.add_trace(go.Scatter(x=r[m], y=lam[m], name=name, mode="markers", marker=dict(symbol=sym, size=10, color=c)))
+    fig.add_trace(go.Scatter(x=r, y=sig, name="σ", mode="lines+markers", line=dict(color=PALETTE[3], dash="dash")))
+    pos = np.concatenate([lam, sig])
+    pos = pos[np.isfinite(pos) & (pos > 0)]
+    lo, hi = (np.floor(np.log10(pos.min())), np.ceil(np.log10(pos.max()))) if len(pos) else (-3.0, 0.0)
+    if hi - lo < 1: hi = lo + 1
+    fig.update_yaxes(type="log", range=[lo - 0.05, hi + 0.05], dtick=1)       # whole decades: labels at powers of ten
+    fig.update_xaxes(dtick=1, range=[0.5, n + 0.5])
+    return style(fig, title, "λ₀-search round", "value", height=300)
+
+
 class GSEExplorer(Explorer):
-    "Controls: digit, target class, σ, q, grouping on/off; figures: the attack, predictions, sparsity of both attacks, prox."
+    """Controls: digit, target class, σ, q, grouping on/off, λ₀-search rounds and iterations per round (both default
+    to the run's values); figures: the attack, predictions, sparsity of both attacks, the λ₀ search, prox.
+    Every other attack setting (k̂, μ, the Gaussian's σ, the λ₀ rule) is the run's."""
     STATIC_GRID = {"image": list(range(8)), "grouping": [True, False]}
     STATIC_FIGURE = "attack"
 
@@ -112,44 +142,59 @@ class GSEExplorer(Explorer):
         self.X, self.labels = torch.tensor(Xte[ok])[:, None], yte[ok]
         self._precompute()
         fs = dict(continuous_update=False, style={"description_width": "80px"})
+        n_it, n_r = int(p["iters"]), int(p["search_steps"])
+        step = max(1, n_it // 20)
         controls = {
             "image": widgets.IntSlider(value=0, min=0, max=len(ok) - 1, description="digit", **fs),
             "target": widgets.Dropdown(options=list(range(10)), value=int((self.labels[0] + 1) % 10), description="target", style=fs["style"]),
             "sigma": widgets.FloatLogSlider(value=float(p["sigma"]), base=10, min=-2, max=0, step=0.25, description="σ", **fs),
             "q": widgets.FloatSlider(value=float(p["q"]), min=0.1, max=1.0, step=0.05, description="q", **fs),
             "grouping": widgets.Checkbox(value=True, description="grouping (GSE)"),
+            "rounds": widgets.IntSlider(value=n_r, min=1, max=n_r, description="λ₀ rounds", disabled=n_r == 1, **fs),
+            "iters": widgets.IntSlider(value=n_it, min=min(step, n_it), max=n_it, step=step, description="iterations",
+                                       disabled=n_it <= step, **fs),
         }
-        figs = ["attack", "predictions", "sparsity", "prox"]
-        super().__init__(controls, figs, title="GSE explorer", columns=5, figure_rows=[["attack"], ["predictions", "sparsity"], ["prox"]])
+        figs = ["attack", "predictions", "sparsity", "search", "prox"]
+        super().__init__(controls, figs, title="GSE explorer", columns=5,
+                         figure_rows=[["attack"], ["predictions", "sparsity"], ["search", "prox"]])
         self.safely("init", self.refresh)
 
-    def _kw(self, sigma, q, grouping):
-        return dict(iters=min(self.p["iters"], 40), search_steps=min(self.p["search_steps"], 2), sigma=sigma, mu=self.p["mu"],
-                    k_hat=min(self.p["k_hat"], 20), q=q, sgm=self.p["sgm"], grouping=grouping, patch=self.p["image_size"] // 8)
+    def _kw(self, sigma, q, grouping, rounds, iters):
+        "The run's attack settings with the explorer's σ, q, grouping, λ₀-search rounds and iterations per round."
+        return dict(iters=int(iters), search_steps=int(rounds), sigma=sigma, mu=self.p["mu"], k_hat=self.p["k_hat"], q=q,
+                    sgm=self.p["sgm"], lam0_rule=self.p.get("lam0_rule", "official"), grouping=grouping,
+                    patch=self.p["image_size"] // 8)
+
+    def _key(self, i, t, sigma, q, grouping, rounds, iters):
+        return (i, t, sigma, q if grouping else None, grouping, int(rounds), int(iters))
 
     def _precompute(self):
-        "The default setting (t = y+1, σ and q of the run) for all shown digits, one batched call per grouping state."
+        """The default setting (t = y+1; σ, q, λ₀-search rounds and iterations of the run) for all shown digits, one
+        batched call per grouping state (the images of a batch are attacked independently)."""
         sig, q = round(float(self.p["sigma"]), 5), round(float(self.p["q"]), 3)
+        n_r, n_it = int(self.p["search_steps"]), int(self.p["iters"])
         T = torch.tensor((self.labels + 1) % 10)
         for grouping in (True, False):
             with torch_threads(1):
-                out = gse_attack(self.net, self.X, T, **self._kw(sig, q, grouping))
+                out = gse_attack(self.net, self.X, T, **self._kw(sig, q, grouping, n_r, n_it))
             for i in range(len(self.X)):
-                self.cached((i, int(T[i]), sig, q if grouping else None, grouping),
-                            lambda i=i: AttackOutput(out.x_adv[i:i + 1], out.success[i:i + 1], out.seconds))
+                self.cached(self._key(i, int(T[i]), sig, q, grouping, n_r, n_it),
+                            lambda i=i: AttackOutput(out.x_adv[i:i + 1], out.success[i:i + 1], out.seconds, [],
+                                                     [{k: v[i:i + 1] for k, v in r.items()} for r in out.rounds]))
 
-    def _attack(self, i, t, sigma, q, grouping):
+    def _attack(self, i, t, sigma, q, grouping, rounds, iters):
         def compute():
             targeted = t != int(self.labels[i])
             y = torch.tensor([t if targeted else int(self.labels[i])])
             with torch_threads(1):
-                return gse_attack(self.net, self.X[i:i + 1], y, targeted=targeted, **self._kw(sigma, q, grouping))
-        return self.cached((i, t, sigma, q if grouping else None, grouping), compute)
+                return gse_attack(self.net, self.X[i:i + 1], y, targeted=targeted, **self._kw(sigma, q, grouping, rounds, iters))
+        return self.cached(self._key(i, t, sigma, q, grouping, rounds, iters), compute)
 
     def refresh(self, changed=None):
         st = self.state
         i, t, sig, q = st["image"], int(st["target"]), round(st["sigma"], 5), round(st["q"], 3)
-        outs = {"gse": self._attack(i, t, sig, q, True), "ablation": self._attack(i, t, sig, q, False)}
+        n_r, n_it = int(st["rounds"]), int(st["iters"])
+        outs = {g: self._attack(i, t, sig, q, g == "gse", n_r, n_it) for g in ("gse", "ablation")}
         shown = "gse" if st["grouping"] else "ablation"
         o = outs[shown]
         d = (o.x_adv - self.X[i:i + 1])[0, 0].numpy()
@@ -171,8 +216,13 @@ class GSEExplorer(Explorer):
             fig.add_trace(go.Bar(x=["clusters", "d2,0", "ℓ0", "10·ℓ2"], y=vals, name=METHOD_LABELS[m] + ("" if oo.success[0] else " (failed)"),
                                  marker_color=PALETTE[j]))
         self.draw("sparsity", style(fig, "This digit: GSE vs the ablation", "", "value", height=300))
+        n_ok = sum(bool(r["found"][0]) for r in o.rounds)
+        self.draw("search", fig_lam0_search(o.rounds, 0, rescue=self.p.get("lam0_rule", "official") == "official",
+                                            title=f"λ₀ search ({METHOD_LABELS[shown]}): {n_ok} of {len(o.rounds)} rounds "
+                                                  f"found an adversarial example, {n_it} iterations each"))
         if changed in (None, "sigma"):
             self.draw("prox", fig_prox(float(sig)))
+
 
 # %% ../../nbs/explorers/group_sparse_attack.ipynb #c8d844bb
 def explore(result=None) -> GSEExplorer:
