@@ -177,8 +177,9 @@ def test_smoke_run_claims_and_the_mechanism(smoke_result):
     m = r.metrics
     assert m["bytes_A"] == [1500 * 23 * 4] and m["n_A"] == [1500]
     assert m["ratio_A_C"][0] == pytest.approx(m["bytes_A"][0] / m["bytes_C"][0])
-    assert m["bytes_B"][0] <= m["bytes_C"][0]                            # B never gets more bytes than C
-    assert m["psnr_C"][0] > m["psnr_B"][0]                               # the method beats the baseline on held-out views
+    assert 0.95 * m["bytes_C"][0] <= m["bytes_B"][0] <= m["bytes_C"][0]  # B at C's bytes, never more
+    assert m["n_B_start"][0] > m["n_A"][0] and m["n_B"][0] > m["n_C"][0]   # B buys more Gaussians
+    assert min(m["psnr_A"][0], m["psnr_B"][0], m["psnr_C"][0]) > 30      # every model trained (48 px views, 300 steps)
     assert m["locality_A_colour"][0] < 0.5 and m["locality_gt_opacity"][0] < 0.5
     assert {c.id: c.status for c in r.claims}["speed"] == "not reproducible offline"
     json.dumps(r.to_dict())
@@ -207,7 +208,9 @@ def test_scales_paper_is_the_issue_configuration_and_full_is_between_smoke_and_p
     for k in ("image_size", "n_gaussians", "n_gt", "steps"):
         assert smoke[k] <= full[k] <= paper[k], k
     assert any(full[k] > smoke[k] for k in ("image_size", "n_gaussians", "steps"))
-    sized = ("image_size", "n_gaussians", "n_gt", "steps", "device")      # paper takes a GPU where there is one
+    # paper takes a GPU where there is one, and searches the learning-rate multipliers on every seed
+    sized = ("image_size", "n_gaussians", "n_gt", "steps", "device", "lr_search", "lr_mult_A", "lr_mult_B", "lr_mult_C")
+    assert paper["lr_search"] and not full["lr_search"] and not smoke["lr_search"]
     assert {k: v for k, v in full.items() if k not in sized} == {k: v for k, v in paper.items() if k not in sized}
     assert full["device"] == "cpu" and paper["device"] == "auto"
 
@@ -234,3 +237,50 @@ def test_bad_parameters_raise_value_error_naming_the_parameter(init):
     with pytest.raises(ValueError, match="'sh_degree'"): L.LocoGS(init, 3)
     with pytest.raises(ValueError, match="'mlp_width'"): L.LocoGS(init, 1, width=0)
     with pytest.raises(ValueError, match="'grid_levels'"): L.HashGrid(levels=0)
+
+
+def test_b_starts_from_c_points_plus_more_and_can_meet_c_bytes():
+    gt = make_static_scene("smooth", 600, 0).gaussians
+    base = L.init_from_scene(gt, 150, np.random.default_rng(0))
+    more = L.extend_init(base, gt, 400, np.random.default_rng(1))
+    assert np.array_equal(more.means[:150], base.means) and np.array_equal(more.rgb[:150], base.rgb)
+    assert len(more) == 400 and len(np.unique(more.idx)) == 400 and set(base.idx) <= set(more.idx)
+    with pytest.raises(ValueError, match="'n'"): L.extend_init(base, gt, 100, np.random.default_rng(1))
+    with pytest.raises(ValueError, match="'n'"): L.extend_init(base, gt, 601, np.random.default_rng(1))
+    for scale in ("smoke", "full", "paper"):
+        p = L.SCALES[scale]
+        c_max = sum(L.locogs_bytes(p["n_gaussians"], p["sh_degree"], p["grid_levels"], p["hash_table_log2"], p["grid_base"],
+                                   p["grid_growth"], p["mlp_width"]).values())
+        n0 = L.b_start_count(p)
+        assert p["n_gaussians"] <= n0 <= p["n_gt"], scale                  # never fewer than C's start, from the ground truth
+        assert L.explicit_bytes(n0, p["sh_degree"], 8) >= 0.99 * c_max, scale   # so pruning can meet C's bytes
+        # where C's fixed field cost dominates (smoke, full), B starts from more Gaussians than C
+        assert (n0 > p["n_gaussians"]) == (L.explicit_bytes(p["n_gaussians"], p["sh_degree"], 8) < c_max), scale
+
+
+def test_learning_rate_multiplier_scales_every_group(init):
+    cams, _ = scene_views(2, 1, 12)
+    imgs = torch.rand(2, 12, 12, 3)
+    steps = {}
+    for mult in (1.0, 3.0):
+        torch.manual_seed(0)
+        A = L.Explicit3DGS(init, 1)
+        before = {k: v.detach().clone() for k, v in A.named_parameters()}
+        L.train_explicit(A, cams, imgs, 1, (1, 1, 1), 0, tile=4, lr_mult=mult)
+        steps[mult] = {k: (v.detach() - before[k]).abs().max().item() for k, v in A.named_parameters()}
+    for k in steps[1.0]:                      # Adam's first step is lr · sign(g): three times the rate, three times the step
+        if steps[1.0][k] > 0: assert steps[3.0][k] == pytest.approx(3 * steps[1.0][k], rel=1e-3), k
+
+
+def test_validation_search_keeps_the_best_multiplier_and_never_uses_test_views():
+    r = L.run("smoke", seed=0, lr_search=True, workers=1, **TINY)
+    table = r.artefacts["lr_search"][0]
+    for m in "ABC":
+        assert set(table[m]) == {str(x) for x in L.LR_MULTS}
+        best = max(table[m], key=table[m].get)
+        assert r.metrics[f"lr_mult_{m}"][0] == float(best)
+        assert r.metrics[f"val_psnr_{m}"][0] == pytest.approx(table[m][best], abs=1e-3)
+    train, test = scene_views(3, 2, 16)
+    val = L.validation_views(2, 16)
+    centres = lambda cs: {tuple(np.round(c.center, 6)) for c in cs}
+    assert not centres(val) & centres(test) and not centres(val) & centres(train)

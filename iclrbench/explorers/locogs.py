@@ -23,7 +23,7 @@ from ..core import torch_threads
 from ..blocks.scenes3d import SCENE_KINDS, camera_traces, make_static_scene, mesh_traces, points_trace, scene_views
 from ..papers.locogs import (Explicit3DGS, LocoGS, budget_matched_n, compress_explicit, compress_locogs, decompress_explicit,
                                      decompress_locogs, evaluate, explicit_bytes, init_from_scene, locogs_bytes, render_views, run,
-                                     train_explicit, train_locogs)
+                                     train_explicit, train_locogs, b_start_count, extend_init)
 from ..views.explorer import PALETTE, Explorer, style
 
 # %% auto #0
@@ -231,7 +231,7 @@ class LocoGSExplorer(Explorer):
         self.set_status(f"training A for {self._steps} steps ...")
         torch.manual_seed(self.seed)
         A = Explicit3DGS(init, s["sh_degree"])
-        train_explicit(A, tr, gt_tr, self._steps, sc.background, self.seed, self.p["tile"])
+        train_explicit(A, tr, gt_tr, self._steps, sc.background, self.seed, self.p["tile"], lr_mult=self.p.get("lr_mult_A", 1.0))
         with torch.no_grad(): ev = evaluate({k: v.detach() for k, v in A.attributes().items()}, te, gt_te, sc.background, self.p["tile"])
         self.images["A"] = ev["images"]
         self.points.append({"model": "A", "bytes": compress_explicit(A).nbytes, "psnr": ev["psnr"], "label": self._label(s, "A") + f" ({self._steps} steps)"})
@@ -245,7 +245,8 @@ class LocoGSExplorer(Explorer):
         torch.manual_seed(self.seed)
         C = LocoGS(init, s["sh_degree"], s["grid_levels"], 2, s["hash_table_log2"], self.p["grid_base"], self.p["grid_growth"],
                    s["mlp_width"], self.seed)
-        train_locogs(C, tr, gt_tr, self._steps, sc.background, self.seed, s["lambda_mask"], self.p["lr_grid"], self.p["tile"])
+        train_locogs(C, tr, gt_tr, self._steps, sc.background, self.seed, s["lambda_mask"], self.p["lr_grid"], self.p["tile"],
+                     lr_mult=self.p.get("lr_mult_C", 1.0))
         st = compress_locogs(C)
         ev = evaluate(decompress_locogs(st, C), te, gt_te, sc.background, self.p["tile"])
         self.images["C"] = ev["images"]
@@ -258,11 +259,15 @@ class LocoGSExplorer(Explorer):
         s = self.state
         sc, tr, te, gt_tr, gt_te, init = self._use_scene(s)
         target = self.last_C["bytes"] if self.last_C else sum(self._parts(s).values())
-        n_B = budget_matched_n(target, len(init.means), s["sh_degree"])
-        self.set_status(f"training B (N={n_B}, ≤ {target} bytes) for {self._steps} steps ...")
+        # as in the run: B starts from C's points plus enough more to reach C's bytes, and is pruned to them half-way
+        n0 = b_start_count(dict(self.p, n_gaussians=len(init), sh_degree=s["sh_degree"], grid_levels=s["grid_levels"],
+                                hash_table_log2=s["hash_table_log2"], mlp_width=s["mlp_width"], n_gt=len(sc.gaussians)))
+        n_B = budget_matched_n(target, n0, s["sh_degree"])
+        self.set_status(f"training B (starts from {n0}, pruned to N={n_B}, ≤ {target} bytes) for {self._steps} steps ...")
         torch.manual_seed(self.seed)
-        B = Explicit3DGS(init, s["sh_degree"])
-        train_explicit(B, tr, gt_tr, self._steps, sc.background, self.seed, self.p["tile"], prune_to=n_B)
+        B = Explicit3DGS(extend_init(init, sc.gaussians, n0, np.random.default_rng([self.seed, 2])), s["sh_degree"])
+        train_explicit(B, tr, gt_tr, self._steps, sc.background, self.seed, self.p["tile"], prune_to=n_B,
+                       lr_mult=self.p.get("lr_mult_B", 1.0))
         st = compress_explicit(B, 8)
         ev = evaluate(decompress_explicit(st), te, gt_te, sc.background, self.p["tile"])
         self.images["B"] = ev["images"]
