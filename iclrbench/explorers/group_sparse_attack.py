@@ -144,6 +144,7 @@ class GSEExplorer(Explorer):
         fs = dict(continuous_update=False, style={"description_width": "80px"})
         n_it, n_r = int(p["iters"]), int(p["search_steps"])
         step = max(1, n_it // 20)
+        self.default_iters = self._default_iters(p)
         controls = {
             "image": widgets.IntSlider(value=0, min=0, max=len(ok) - 1, description="digit", **fs),
             "target": widgets.Dropdown(options=list(range(10)), value=int((self.labels[0] + 1) % 10), description="target", style=fs["style"]),
@@ -151,7 +152,7 @@ class GSEExplorer(Explorer):
             "q": widgets.FloatSlider(value=float(p["q"]), min=0.1, max=1.0, step=0.05, description="q", **fs),
             "grouping": widgets.Checkbox(value=True, description="grouping (GSE)"),
             "rounds": widgets.IntSlider(value=n_r, min=1, max=n_r, description="λ₀ rounds", disabled=n_r == 1, **fs),
-            "iters": widgets.IntSlider(value=n_it, min=min(step, n_it), max=n_it, step=step, description="iterations",
+            "iters": widgets.IntSlider(value=self.default_iters, min=min(step, n_it), max=n_it, step=step, description="iterations",
                                        disabled=n_it <= step, **fs),
         }
         figs = ["attack", "predictions", "sparsity", "search", "prox"]
@@ -165,6 +166,15 @@ class GSEExplorer(Explorer):
                     sgm=self.p["sgm"], lam0_rule=self.p.get("lam0_rule", "official"), grouping=grouping,
                     patch=self.p["image_size"] // 8)
 
+    @staticmethod
+    def _default_iters(p) -> int:
+        """Half the run's iterations per round (on the slider's grid, and past k̂ so that phase 2 runs): a refresh runs
+        two attacks, and at the run's full count the worst case (every round failing, σ = 1) costs ~1.8 s of CPU at
+        smoke size — too slow to move a slider. The run's own count is one slide away."""
+        n_it = int(p["iters"]); step = max(1, n_it // 20)
+        half = max(step, (n_it // 2) // step * step)
+        return min(n_it, max(half, (int(p["k_hat"]) // step + 1) * step))
+
     def _key(self, i, t, sigma, q, grouping, rounds, iters):
         return (i, t, sigma, q if grouping else None, grouping, int(rounds), int(iters))
 
@@ -172,7 +182,7 @@ class GSEExplorer(Explorer):
         """The default setting (t = y+1; σ, q, λ₀-search rounds and iterations of the run) for all shown digits, one
         batched call per grouping state (the images of a batch are attacked independently)."""
         sig, q = round(float(self.p["sigma"]), 5), round(float(self.p["q"]), 3)
-        n_r, n_it = int(self.p["search_steps"]), int(self.p["iters"])
+        n_r, n_it = int(self.p["search_steps"]), self._default_iters(self.p)
         T = torch.tensor((self.labels + 1) % 10)
         for grouping in (True, False):
             with torch_threads(1):
