@@ -23,7 +23,7 @@ from ..core import torch_threads
 from ..blocks.scenes3d import SCENE_KINDS, camera_traces, make_static_scene, mesh_traces, points_trace, scene_views
 from ..papers.locogs import (Explicit3DGS, LocoGS, budget_matched_n, compress_explicit, compress_locogs, decompress_explicit,
                                      decompress_locogs, evaluate, explicit_bytes, init_from_scene, locogs_bytes, render_views, run,
-                                     train_explicit, train_locogs, b_start_count, extend_init)
+                                     train_explicit, train_locogs, b_init)
 from ..views.explorer import PALETTE, Explorer, style
 
 # %% auto #0
@@ -260,12 +260,13 @@ class LocoGSExplorer(Explorer):
         sc, tr, te, gt_tr, gt_te, init = self._use_scene(s)
         target = self.last_C["bytes"] if self.last_C else sum(self._parts(s).values())
         # as in the run: B starts from C's points plus enough more to reach C's bytes, and is pruned to them half-way
-        n0 = b_start_count(dict(self.p, n_gaussians=len(init), sh_degree=s["sh_degree"], grid_levels=s["grid_levels"],
-                                hash_table_log2=s["hash_table_log2"], mlp_width=s["mlp_width"], n_gt=len(sc.gaussians)))
-        n_B = budget_matched_n(target, n0, s["sh_degree"])
-        self.set_status(f"training B (starts from {n0}, pruned to N={n_B}, ≤ {target} bytes) for {self._steps} steps ...")
+        start = b_init(init, sc.gaussians, dict(self.p, n_gaussians=len(init), sh_degree=s["sh_degree"], grid_levels=s["grid_levels"],
+                                                hash_table_log2=s["hash_table_log2"], mlp_width=s["mlp_width"], n_gt=len(sc.gaussians)),
+                       self.seed)
+        n_B = budget_matched_n(target, len(start), s["sh_degree"])
+        self.set_status(f"training B (starts from {len(start)}, pruned to N={n_B}, ≤ {target} bytes) for {self._steps} steps ...")
         torch.manual_seed(self.seed)
-        B = Explicit3DGS(extend_init(init, sc.gaussians, n0, np.random.default_rng([self.seed, 2])), s["sh_degree"])
+        B = Explicit3DGS(start, s["sh_degree"])
         train_explicit(B, tr, gt_tr, self._steps, sc.background, self.seed, self.p["tile"], prune_to=n_B,
                        lr_mult=self.p.get("lr_mult_B", 1.0))
         st = compress_explicit(B, 8)

@@ -33,8 +33,9 @@ __all__ = ['LR_3DGS', 'LR_LOCOGS', 'LR_MULTS', 'EXPLICIT_FIELDS', 'PAPER', 'PARA
            'prune_parameters', 'TrainLog', 'train_explicit', 'train_locogs', 'quantize', 'dequantize', 'pack_bits',
            'unpack_bits', 'morton_order', 'Stored', 'compress_locogs', 'decompress_locogs', 'compress_explicit',
            'decompress_explicit', 'explicit_bytes', 'budget_matched_n', 'locogs_bytes', 'evaluate',
-           'explicit_attribute_table', 'locality_ratio', 'validation_views', 'b_start_count', 'select_lr_mult', 'setup',
-           'one_seed', 'finish', 'fit_locogs', 'write_3dgs_ply', 'read_3dgs_ply', 'distil_ply', 'explore']
+           'explicit_attribute_table', 'locality_ratio', 'validation_views', 'b_start_count', 'b_init',
+           'select_lr_mult', 'setup', 'one_seed', 'finish', 'fit_locogs', 'write_3dgs_ply', 'read_3dgs_ply',
+           'distil_ply', 'explore']
 
 # %% ../../nbs/papers/locogs.ipynb #9a3b590d
 def render_views(cloud_or_attrs, cameras: Sequence[Camera], background, tile: int | None = 6, device="cpu") -> np.ndarray:
@@ -755,6 +756,11 @@ def b_start_count(p: dict) -> int:
     return max(p["n_gaussians"], budget_matched_n(c_max, p["n_gt"], p["sh_degree"]))
 
 
+def b_init(init: InitCloud, gt: GaussianCloud, p: dict, seed: int) -> InitCloud:
+    "B's start: C's start `init` extended to `b_start_count(p)` ground-truth points (the run's and the explorer's rule)."
+    return extend_init(init, gt, b_start_count(p), np.random.default_rng([seed, 2]))
+
+
 def _fit_once(kind: str, p: dict, d: dict, seed: int, ctx, mult: float, n_B: int | None = None) -> dict[str, Any]:
     "Train model `kind` (A, B or C) once at learning-rate multiplier `mult`; its stored form and the attributes it renders."
     dev, bg, tile = ctx.device, d["bg"], p["tile"]
@@ -767,8 +773,7 @@ def _fit_once(kind: str, p: dict, d: dict, seed: int, ctx, mult: float, n_B: int
         st = compress_locogs(model)
         attrs = decompress_locogs(st, model)
     else:
-        init = d["init"] if kind == "A" else extend_init(d["init"], d["scene"].gaussians, b_start_count(p),
-                                                         np.random.default_rng([seed, 2]))
+        init = d["init"] if kind == "A" else b_init(d["init"], d["scene"].gaussians, p, seed)
         model = Explicit3DGS(init, p["sh_degree"]).to(dev)
         log = train_explicit(model, d["train_cams"], d["gt_train"], p["steps"], bg, seed, tile, prune_to=n_B, bar=ctx.bar,
                              lr_mult=mult)
