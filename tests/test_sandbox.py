@@ -279,3 +279,30 @@ def test_max_timeouts_skips_the_rest_of_an_endless_function():
         v = p.run(SWALLOW, ["a", "b", "c"])
         assert [x.status for x in v] == ["timeout"] * 3 and [x.detail for x in v[1:]] == ["skipped", "skipped"]
         assert time.perf_counter() - t0 < 2.0
+
+
+def test_pool_works_when_the_host_holds_more_than_1024_descriptors():
+    """A long-lived host (a test session, a Jupyter kernel) can hold descriptors numbered past 1024, where `select`
+    raises 'filedescriptor out of range'; the pool waits with `poll`, so its workers' pipes may take any number."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = 1300
+    if hard != resource.RLIM_INFINITY and hard < need:
+        pytest.skip(f"RLIMIT_NOFILE hard limit {hard} < {need}")
+    if soft != resource.RLIM_INFINITY and soft < need:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+    held = []
+    try:
+        while not held or held[-1] < 1100:     # push the next descriptors (the workers' pipes) past 1024
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        with SandboxPool(n_workers=2, timeout=T) as p:
+            assert p.run("def evaluate(r):\n    return True", ["x"]) and min(w.fd for w in p.workers) > 1024
+            v = p.run("def evaluate(r):\n    return r == 'a'", ["a", "b"])
+            assert verdict_values(v) == [True, False]
+            v = p.run("def evaluate(r):\n    while True: pass", ["a"])      # a timeout: kill, respawn past 1024
+            assert v[0].status == "timeout"
+            assert verdict_values(p.run("def evaluate(r):\n    return True", ["x"])) == [True]
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -15,7 +15,7 @@ from typing import Any, Iterable, NamedTuple, Sequence
 
 # %% auto #0
 __all__ = ['ALLOWED_IMPORTS', 'BANNED_CALLS', 'BANNED_ATTRIBUTES', 'MAX_SOURCE_CHARS', 'STATUSES', 'WORKER_SOURCE',
-           'screen_source', 'Verdict', 'normalise_label', 'with_labels', 'verdict_values', 'SandboxPool',
+           'screen_source', 'Verdict', 'normalise_label', 'with_labels', 'verdict_values', 'readable', 'SandboxPool',
            'default_pool', 'close_default_pool', 'run_verifier']
 
 # %% ../../nbs/blocks/06_sandbox.ipynb #ba89b927
@@ -254,6 +254,15 @@ def _sandbox_ids() -> tuple[int, int]:
     return 65534, 65534
 
 
+def readable(fds: Sequence[int], wait: float) -> set[int]:
+    "The descriptors in `fds` with data or EOF within `wait` seconds. `poll`, because `select` fails on fd ≥ 1024."
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN | select.POLLPRI)
+    # poll counts milliseconds; round up so a short wait never becomes a busy loop of zero-length polls
+    return {fd for fd, _ in poller.poll(math.ceil(max(0.0, wait) * 1000))}
+
+
 class _Worker:
     def __init__(self, pool: "SandboxPool"):
         self.cwd = tempfile.mkdtemp(prefix="iclrbench-sandbox-")
@@ -279,8 +288,7 @@ class _Worker:
 
     def _read(self, wait: float) -> bool:
         "Read what is available within `wait` seconds; False on EOF or nothing."
-        r, _, _ = select.select([self.fd], [], [], max(0.0, wait))
-        if not r:
+        if not readable([self.fd], wait):
             return False
         chunk = os.read(self.fd, 1 << 16)
         if not chunk:
@@ -470,7 +478,7 @@ class SandboxPool:
                 start(w, j, off)
             now = time.monotonic()
             wait = min(s["deadline"] for s in busy.values()) - now if busy else 0.0
-            ready, _, _ = select.select([w.fd for w in busy], [], [], max(0.0, wait)) if busy else ([], [], [])
+            ready = readable([w.fd for w in busy], wait) if busy else set()
             for w in list(busy):
                 state = busy[w]
                 if w.fd in ready:
