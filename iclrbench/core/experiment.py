@@ -9,7 +9,7 @@ Docs: https://iclrbench.github.io/iclrbench/core/experiment.html.md"""
 # %% ../../nbs/core/03_experiment.ipynb #a1012999
 from __future__ import annotations
 
-import math, multiprocessing, sys
+import math, multiprocessing, pickle, sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -57,6 +57,11 @@ def mean(values: Iterable[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 # %% ../../nbs/core/03_experiment.ipynb #893cc5c4
+def _pickled_call(fn: Callable[[Any], Any], x: Any) -> bytes:
+    "`fn(x)` pickled by value in the worker (see `RunContext.map`)."
+    return pickle.dumps(fn(x), protocol=pickle.HIGHEST_PROTOCOL)
+
+
 @dataclass
 class RunContext:
     "What `setup`, `one_seed` and `finish` receive besides the parameters."
@@ -103,13 +108,18 @@ class RunContext:
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], workers: int = 1) -> list[Any]:
         """`[fn(x) for x in items]`, in `workers` processes when more than one (forked on Linux, so functions defined
         in a notebook work; elsewhere, when `workers` is 1, and on a GPU (CUDA cannot be used in a forked child), in
-        this process). Order is kept."""
+        this process). Order is kept.
+
+        Each output comes back as plain pickled bytes: tensors sent the default way travel through shared memory and
+        keep one open descriptor (and one /dev/shm file) per storage for as long as the output lives, which ran a
+        long-lived process (a test session holding many results) out of descriptors below 1024 and can fill a
+        container's small /dev/shm."""
         items = list(items)
         if workers <= 1 or len(items) <= 1 or not sys.platform.startswith("linux") or self._on_gpu():
             return [fn(x) for x in items]
         from concurrent.futures import ProcessPoolExecutor
         with ProcessPoolExecutor(max_workers=min(workers, len(items)), mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(fn, items))
+            return [pickle.loads(b) for b in pool.map(_pickled_call, [fn] * len(items), items)]
 
 # %% ../../nbs/core/03_experiment.ipynb #ca8e677f
 def experiment(paper: Paper, params: Sequence[Param], scales: Mapping[str, Mapping[str, Any]], claims: Sequence[Claim], *,
