@@ -188,22 +188,25 @@ def test_device_choice_never_assumes_cuda():
     assert torch.get_num_threads() == before
 
 
-def _tensor_out(i: int):
+def _tensor_out(job):
+    i, model = job
     import torch
-    return {"i": i, "w": torch.full((64,), float(i)), "parts": [torch.arange(3) + i for _ in range(10)]}
+    return {"i": i, "sum": float(model.weight.detach().sum()), "w": torch.full((64,), float(i)), "parts": [torch.arange(3) + i for _ in range(10)]}
 
 
 def test_parallel_map_returns_tensors_by_value_holding_no_descriptors():
-    """`RunContext.map` in worker processes: same outputs, same order, as in this process — and tensors arrive as
-    plain copies: sent the default way each storage keeps a /dev/shm descriptor open while the output lives, which
+    """`RunContext.map` in worker processes: same outputs, same order, as in this process — and tensors (a model in,
+    tensors out) cross as plain copies: sent the default way each storage keeps a /dev/shm descriptor open while the output lives, which
     took a test session holding many results past 1,024 descriptors."""
     import torch
     from iclrbench.core.experiment import RunContext
     ctx = RunContext(params={}, seed=0, seeds=[0], show_progress=False)
     n_fd = lambda: len(os.listdir("/proc/self/fd"))
+    model = torch.nn.Linear(8, 8)
     before = n_fd()
-    outs = ctx.map(_tensor_out, range(6), workers=2)
-    assert [o["i"] for o in outs] == list(range(6))
+    outs = ctx.map(_tensor_out, [(i, model) for i in range(6)], workers=2)
+    assert [o["i"] for o in outs] == list(range(6)) and outs[0]["sum"] == pytest.approx(float(model.weight.detach().sum()))
+    assert not model.weight.is_shared(), "sending the model to the workers moved this process's copy into /dev/shm"
     assert all(torch.equal(o["w"], torch.full((64,), float(i))) for i, o in enumerate(outs))
     assert n_fd() <= before + 2, f"{n_fd() - before} descriptors held by 66 tensors from worker processes"
-    assert ctx.map(_tensor_out, range(2), workers=1)[1]["i"] == 1
+    assert ctx.map(_tensor_out, [(0, model), (1, model)], workers=1)[1]["i"] == 1

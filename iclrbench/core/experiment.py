@@ -57,9 +57,14 @@ def mean(values: Iterable[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 # %% ../../nbs/core/03_experiment.ipynb #893cc5c4
-def _pickled_call(fn: Callable[[Any], Any], x: Any) -> bytes:
-    "`fn(x)` pickled by value in the worker (see `RunContext.map`)."
-    return pickle.dumps(fn(x), protocol=pickle.HIGHEST_PROTOCOL)
+def _by_value(obj: Any) -> bytes:
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _pickled_call(job: bytes) -> bytes:
+    "Unpickle `(fn, x)`, return `fn(x)` pickled by value (the worker's side of `RunContext.map`)."
+    fn, x = pickle.loads(job)
+    return _by_value(fn(x))
 
 
 @dataclass
@@ -110,16 +115,16 @@ class RunContext:
         in a notebook work; elsewhere, when `workers` is 1, and on a GPU (CUDA cannot be used in a forked child), in
         this process). Order is kept.
 
-        Each output comes back as plain pickled bytes: tensors sent the default way travel through shared memory and
-        keep one open descriptor (and one /dev/shm file) per storage for as long as the output lives, which ran a
-        long-lived process (a test session holding many results) out of descriptors below 1024 and can fill a
-        container's small /dev/shm."""
+        Inputs and outputs cross as plain pickled bytes: a tensor sent the default way is moved into shared memory —
+        the sender's own tensor too — and keeps one open descriptor (and one /dev/shm file) per storage for as long as
+        it lives, which took a long-lived process (a test session holding many results and models) past 1,024
+        descriptors and can fill a container's small /dev/shm."""
         items = list(items)
         if workers <= 1 or len(items) <= 1 or not sys.platform.startswith("linux") or self._on_gpu():
             return [fn(x) for x in items]
         from concurrent.futures import ProcessPoolExecutor
         with ProcessPoolExecutor(max_workers=min(workers, len(items)), mp_context=multiprocessing.get_context("fork")) as pool:
-            return [pickle.loads(b) for b in pool.map(_pickled_call, [fn] * len(items), items)]
+            return [pickle.loads(b) for b in pool.map(_pickled_call, [_by_value((fn, x)) for x in items])]
 
 # %% ../../nbs/core/03_experiment.ipynb #ca8e677f
 def experiment(paper: Paper, params: Sequence[Param], scales: Mapping[str, Mapping[str, Any]], claims: Sequence[Claim], *,
