@@ -287,3 +287,16 @@ def test_threaded_sparse_gemv_gives_the_one_thread_sums():
     assert torch.equal(one, two)
     masked = torch.where(x.abs() > 0.5, x, torch.zeros(()))
     assert torch.allclose(two, masked @ W, atol=1e-4)
+
+
+def test_seeds_in_worker_processes_give_the_same_numbers():
+    "`workers=2` trains and measures the seeds in two processes: the same metrics and models as one after another."
+    import json
+    from iclrbench.papers import teal
+    tiny = dict(n_seeds=2, steps=30, n_eval=8)
+    a = teal.run("smoke", seed=3, progress=False, workers=1, **tiny)
+    b = teal.run("smoke", seed=3, progress=False, workers=2, **tiny)
+    assert json.dumps(a.to_dict(False)["metrics"], sort_keys=True) == json.dumps(b.to_dict(False)["metrics"], sort_keys=True)
+    assert sorted(b.objects["models"]) == [3, 4] and b.timings.get("perplexity (seeds in parallel)", 0) > 0
+    wa, wb = a.objects["models"][4].model.state_dict(), b.objects["models"][4].model.state_dict()
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)

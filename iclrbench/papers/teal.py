@@ -31,8 +31,8 @@ __all__ = ['MODES', 'GEMV_KERNELS', 'P_GRID', 'SITE_GROUPS', 'PAPER', 'PARAMS', 
            'random_rules', 'rules_from_sparsities', 'effective_sparsity', 'cats_share', 'cats_rules',
            'greedy_allocate_block', 'greedy_sparsities', 'model_block_fn', 'sparse_gemv', 'decode_weights',
            'decode_step', 'gemv_speed_benchmark', 'char_data', 'train_tiny_llama', 'eval_chunks', 'last_half_nll',
-           'group_achieved', 'SeedModel', 'train_seed', 'greedy_curves', 'teal_experiment', 'load_corpus', 'one_seed',
-           'kernel_and_speed', 'explore']
+           'group_achieved', 'SeedModel', 'train_seed', 'greedy_curves', 'teal_experiment', 'seed_models',
+           'load_corpus', 'one_seed', 'kernel_and_speed', 'explore']
 
 # %% ../../nbs/papers/teal.ipynb #d7cb4821
 def _check_p(p: float, name: str = "sparsity") -> float:
@@ -617,9 +617,10 @@ PARAMS = [
     Param("speed_blocks", "int", "TinyLlama-shaped blocks in the GEMV speed benchmark (0 = skip)", low=0, high=8),
     Param("speed_steps", "int", "timed decode steps per configuration (median taken)", low=5, high=500),
     Param("speed_threads", "str", "thread counts of the benchmark", choices=("1", "1,2")),
+    Param("workers", "int", "processes that train and measure the seeds in parallel (CPU only; 1: in this process)", low=1, high=8),
     Param("device", "str", "torch device: cpu (the default; the claims table is checked on it), cuda, mps or auto", choices=("cpu", "cuda", "mps", "auto")),
 ]
-_BASE = dict(device="cpu", lr=3e-3, base_step=0.05, speed_steps=30)
+_BASE = dict(device="cpu", lr=3e-3, base_step=0.05, speed_steps=30, workers=2)
 SCALES = {
     "smoke": dict(_BASE, n_seeds=3, n_layer=2, d_model=64, steps=100, batch=8, n_eval=32, greedy=False, speed_blocks=0,
                   speed_threads="1"),
@@ -729,20 +730,36 @@ def _kernel_error(blocks_shapes=((512, 640), (1376, 512)), ps=P_GRID, seed: int 
     return err
 
 
-def load_corpus(p: dict, ctx) -> tuple:
-    "Once per run: the char-level corpus every seed trains on (what `one_seed` gets as `ctx.shared`)."
+def seed_models(args: tuple) -> tuple[SeedModel, dict]:
+    """One seed's work, `args = (p, seed, corpus)`: train its tiny Llama, calibrate it, and measure the held-out
+    last-half perplexity under dense / TEAL / random / CATS (/ greedy). Returns (the seed's model, its row)."""
+    p, seed, data = args
+    sm = train_seed(seed, data, n_layer=p["n_layer"], steps=p["steps"], batch=p["batch"], lr=p["lr"], n_eval=p["n_eval"],
+                    d_model=p["d_model"])
+    return sm, teal_experiment(sm, P_GRID, greedy=p["greedy"], base_step=p["base_step"], site_groups=False)
+
+
+def load_corpus(p: dict, ctx) -> dict:
+    """Once per run: the char-level corpus every seed trains on; with `workers` > 1 (CPU) the seeds' `seed_models`
+    then run in that many processes (the same numbers as one after another here). `one_seed` gets both as `ctx.shared`."""
     ctx.metrics["ps"] = list(P_GRID)
     with ctx.time("data"):
-        return char_data()
+        data = char_data()
+    done = {}
+    if p["workers"] > 1 and len(ctx.seeds) > 1 and not ctx._on_gpu():
+        with ctx.time("perplexity (seeds in parallel)"):
+            done = dict(zip(ctx.seeds, ctx.map(seed_models, [(p, s, data) for s in ctx.seeds], workers=p["workers"])))
+    return {"data": data, "done": done}
 
 
 def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
-    """Train this seed's tiny Llama, calibrate it, and measure the held-out last-half perplexity under dense / TEAL /
-    random / CATS (/ greedy); the model goes to the explorer, seed `ctx.seed`'s histograms and thresholds to the figures."""
-    with ctx.time("perplexity"):
-        sm = train_seed(seed, ctx.shared, n_layer=p["n_layer"], steps=p["steps"], batch=p["batch"], lr=p["lr"], n_eval=p["n_eval"],
-                        d_model=p["d_model"])
-        row = teal_experiment(sm, P_GRID, greedy=p["greedy"], base_step=p["base_step"], site_groups=False)
+    """This seed's `seed_models` (computed here, or read from the parallel pass); the model goes to the explorer, seed
+    `ctx.seed`'s histograms and thresholds to the figures."""
+    if seed in ctx.shared["done"]:
+        sm, row = ctx.shared["done"][seed]
+    else:
+        with ctx.time("perplexity"):
+            sm, row = seed_models((p, seed, ctx.shared["data"]))
     ctx.objects.setdefault("models", {})[seed] = sm
     for_figures = {k: row.pop(k) for k in ("hist", "thresholds", "achieved_layers")}
     if seed == ctx.seed: ctx.artefacts.update(for_figures)
