@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math, os, time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Sequence
 
 import numpy as np
@@ -730,10 +731,11 @@ def _kernel_error(blocks_shapes=((512, 640), (1376, 512)), ps=P_GRID, seed: int 
     return err
 
 
-def seed_models(args: tuple) -> tuple[SeedModel, dict]:
-    """One seed's work, `args = (p, seed, corpus)`: train its tiny Llama, calibrate it, and measure the held-out
-    last-half perplexity under dense / TEAL / random / CATS (/ greedy). Returns (the seed's model, its row)."""
-    p, seed, data = args
+def seed_models(args: tuple, data: tuple) -> tuple[SeedModel, dict]:
+    """One seed's work, `args = (p, seed, is_first)` (the harness's `map_seeds` job) on the corpus `data`: train its tiny
+    Llama, calibrate it, and measure the held-out last-half perplexity under dense / TEAL / random / CATS (/ greedy).
+    Returns (the seed's model, its row)."""
+    p, seed = args[0], args[1]
     sm = train_seed(seed, data, n_layer=p["n_layer"], steps=p["steps"], batch=p["batch"], lr=p["lr"], n_eval=p["n_eval"],
                     d_model=p["d_model"])
     return sm, teal_experiment(sm, P_GRID, greedy=p["greedy"], base_step=p["base_step"], site_groups=False)
@@ -745,11 +747,7 @@ def load_corpus(p: dict, ctx) -> dict:
     ctx.metrics["ps"] = list(P_GRID)
     with ctx.time("data"):
         data = char_data()
-    done = {}
-    if p["workers"] > 1 and len(ctx.seeds) > 1 and not ctx._on_gpu():
-        with ctx.time("perplexity (seeds in parallel)"):
-            done = dict(zip(ctx.seeds, ctx.map(seed_models, [(p, s, data) for s in ctx.seeds], workers=p["workers"])))
-    return {"data": data, "done": done}
+    return {"data": data, "done": ctx.map_seeds(partial(seed_models, data=data), p, p["workers"])}
 
 
 def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
@@ -759,7 +757,7 @@ def one_seed(p: dict, seed: int, ctx) -> dict[str, Any]:
         sm, row = ctx.shared["done"][seed]
     else:
         with ctx.time("perplexity"):
-            sm, row = seed_models((p, seed, ctx.shared["data"]))
+            sm, row = seed_models((p, seed, seed == ctx.seed), ctx.shared["data"])
     ctx.objects.setdefault("models", {})[seed] = sm
     for_figures = {k: row.pop(k) for k in ("hist", "thresholds", "achieved_layers")}
     if seed == ctx.seed: ctx.artefacts.update(for_figures)
